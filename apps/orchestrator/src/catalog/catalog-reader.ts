@@ -1,0 +1,100 @@
+import type { Redis } from 'ioredis';
+import {
+  type CatalogTool,
+  redisKeys,
+  type ServerCatalogEntry,
+  ServerCatalogEntrySchema,
+  type WorkerHeartbeat,
+  WorkerHeartbeatSchema,
+} from '@switchyard/contracts';
+
+/**
+ * `ready`: a live worker holds a ready session. `recovering`: live workers serve it but none is ready
+ * right now (connecting, degraded, reconnecting): calls wait. `none`: no live worker serves it.
+ */
+export type ServerAvailability = 'ready' | 'recovering' | 'none';
+
+interface Snapshot {
+  at: number;
+  servers: Map<string, ServerCatalogEntry>;
+  workers: WorkerHeartbeat[];
+}
+
+function parseEntries<T>(hash: Record<string, string>, parse: (value: unknown) => T | undefined): T[] {
+  return Object.values(hash).flatMap((json) => {
+    try {
+      const value = parse(JSON.parse(json));
+      return value ? [value] : [];
+    } catch {
+      return [];
+    }
+  });
+}
+
+/** What the workers published: each server's tools and who can serve it. Cached for `cacheMs`. */
+export class CatalogReader {
+  private snapshot: Snapshot | undefined;
+  private loading: Promise<Snapshot> | undefined;
+
+  constructor(
+    private readonly redis: Redis,
+    private readonly prefix: string,
+    private readonly cacheMs = 250,
+  ) {}
+
+  async entries(): Promise<Map<string, ServerCatalogEntry>> {
+    return (await this.read()).servers;
+  }
+
+  async tool(server: string, tool: string): Promise<CatalogTool | undefined> {
+    return (await this.read()).servers.get(server)?.tools.find((candidate) => candidate.name === tool);
+  }
+
+  async liveWorkers(): Promise<WorkerHeartbeat[]> {
+    const now = Date.now();
+    return (await this.read()).workers.filter((beat) => beat.expiresAt >= now);
+  }
+
+  async availability(server: string): Promise<ServerAvailability> {
+    let serving = false;
+    for (const beat of await this.liveWorkers()) {
+      const status = beat.sessions[server];
+      if (!status || status.state === 'closed') continue;
+      if (status.state === 'ready') return 'ready';
+      serving = true;
+    }
+    return serving ? 'recovering' : 'none';
+  }
+
+  /** Drops the cache, e.g. after a worker was seen leaving. */
+  invalidate(): void {
+    this.snapshot = undefined;
+  }
+
+  private async read(): Promise<Snapshot> {
+    if (this.snapshot && Date.now() - this.snapshot.at < this.cacheMs) return this.snapshot;
+    this.loading ??= this.load().finally(() => {
+      this.loading = undefined;
+    });
+    this.snapshot = await this.loading;
+    return this.snapshot;
+  }
+
+  private async load(): Promise<Snapshot> {
+    const [catalog, workers] = await Promise.all([
+      this.redis.hgetall(redisKeys.catalog(this.prefix)),
+      this.redis.hgetall(redisKeys.workers(this.prefix)),
+    ]);
+    const entries = parseEntries(catalog, (value) => ServerCatalogEntrySchema.safeParse(value).data);
+    const beats = parseEntries(workers, (value) => WorkerHeartbeatSchema.safeParse(value).data);
+    await this.pruneDead(beats);
+    return { at: Date.now(), servers: new Map(entries.map((entry) => [entry.server, entry])), workers: beats };
+  }
+
+  /** Workers that died without saying goodbye are removed after a minute, so the hash stays small. */
+  private async pruneDead(beats: WorkerHeartbeat[]): Promise<void> {
+    const cutoff = Date.now() - 60_000;
+    const dead = beats.filter((beat) => beat.expiresAt < cutoff).map((beat) => beat.workerId);
+    if (dead.length > 0) await this.redis.hdel(redisKeys.workers(this.prefix), ...dead);
+  }
+}

@@ -1,0 +1,1 @@
+export { CatalogReader, type ServerAvailability } from './catalog-reader.ts';

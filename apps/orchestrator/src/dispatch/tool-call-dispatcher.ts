@@ -1,0 +1,318 @@
+import { type Job, Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
+import {
+  ArgumentValidator,
+  EXECUTED_BY_STATUS,
+  type Executed,
+  isIdempotent,
+  type OutcomeStatus,
+  type SwitchyardConfig,
+  type ToolCallJob,
+  ToolCallJobSchema,
+  type ToolCallOutcome,
+  ToolCallOutcomeSchema,
+  type TraceCarrier,
+  toolCallJobId,
+  toolQueueName,
+  traceIdOf,
+} from '@switchyard/contracts';
+import type { CatalogReader } from '../catalog/catalog-reader.ts';
+import { OutcomeListener, type SettledNotice } from './outcome-listener.ts';
+
+export interface ToolCallRequest {
+  jobId: string;
+  toolCallId: string;
+  server: string;
+  tool: string;
+  arguments: Record<string, unknown>;
+  trace?: TraceCarrier;
+  labels?: Record<string, string>;
+  /** Overrides the server's queueTimeoutMs: how long the call may wait for a worker. */
+  queueTimeoutMs?: number;
+}
+
+export interface DispatcherOptions {
+  config: SwitchyardConfig;
+  prefix: string;
+  /** Shared connection for queue commands; BullMQ reuses it for every server's Queue. */
+  redis: Redis;
+  catalog: CatalogReader;
+  /** How often calls still pending are checked against their job, in case a notification was lost. */
+  reconcileEveryMs?: number;
+  onError?: (error: unknown) => void;
+}
+
+interface Pending {
+  request: ToolCallRequest;
+  data: ToolCallJob;
+  queue: Queue;
+  bullId: string;
+  since: number;
+  resolve: (outcome: ToolCallOutcome) => void;
+  promise: Promise<ToolCallOutcome>;
+  settled: boolean;
+  cleanup: Array<() => void>;
+}
+
+const KEEP_COMPLETED_SECONDS = 24 * 3600;
+const NOT_STARTED_STATES = new Set(['waiting', 'delayed', 'prioritized', 'wait', 'paused']);
+
+/**
+ * The producer side of the tool fleet (DESIGN §4 step 3): validates a call against the catalog, adds it
+ * to its server's queue under a deterministic job id, and resolves with its one outcome. Awaiting uses
+ * one stream reader for all servers, so the process holds two Redis connections whatever the number of
+ * servers: the shared command connection and the reader's blocking one.
+ */
+export class ToolCallDispatcher {
+  private readonly queues = new Map<string, Queue>();
+  private readonly pending = new Map<string, Pending>();
+  private readonly validator = new ArgumentValidator();
+  private readonly listener: OutcomeListener;
+  private reconcileTimer: NodeJS.Timeout | undefined;
+
+  constructor(private readonly options: DispatcherOptions) {
+    this.listener = new OutcomeListener(options.redis.duplicate(), options.prefix, (error) =>
+      options.onError?.(error),
+    );
+  }
+
+  async start(): Promise<void> {
+    await this.listener.start();
+    const every = this.options.reconcileEveryMs ?? 5_000;
+    this.reconcileTimer = setInterval(() => void this.reconcile(every), every);
+    this.reconcileTimer.unref();
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.reconcileTimer);
+    await this.listener.stop();
+    await Promise.all([...this.queues.values()].map((queue) => queue.close()));
+  }
+
+  /** Dispatches one call and resolves with its outcome. Never rejects for a call-level failure. */
+  async dispatch(request: ToolCallRequest): Promise<ToolCallOutcome> {
+    const { config, catalog } = this.options;
+    const server = config.servers[request.server];
+    const now = Date.now();
+    const data: ToolCallJob = ToolCallJobSchema.parse({
+      jobId: request.jobId,
+      toolCallId: request.toolCallId,
+      server: request.server,
+      tool: request.tool,
+      arguments: request.arguments,
+      deadline: now + (request.queueTimeoutMs ?? server?.queueTimeoutMs ?? 60_000),
+      enqueuedAt: now,
+      idempotent: false,
+      trace: request.trace ?? {},
+      labels: request.labels ?? {},
+    });
+    if (!server) {
+      return localOutcome(data, 'failed', `No MCP server named "${request.server}" is configured.`, 'unknown_server');
+    }
+    const availability = await catalog.availability(request.server);
+    const tool = await catalog.tool(request.server, request.tool);
+    if (availability === 'none') {
+      return localOutcome(data, 'unavailable', `No worker serves ${request.server} right now; the call was not sent.`);
+    }
+    if (tool) {
+      const check = this.validator.check(tool.inputSchema, request.arguments);
+      if (!check.ok) {
+        return localOutcome(
+          data,
+          'invalid_arguments',
+          `Invalid arguments for ${request.server}__${request.tool}: ${check.errors.join('; ')}`,
+          check.errors.join('; '),
+        );
+      }
+    }
+    // Unknown tool annotations (catalog not yet published) mean non-idempotent: the MCP default.
+    data.idempotent = isIdempotent(server, request.tool, tool?.annotations);
+    return this.enqueueAndWait(request, data, server.retry);
+  }
+
+  /**
+   * Removes calls of `jobId` that have not started; they end `cancelled`. Calls already running finish
+   * on their own. Returns the number removed.
+   */
+  async cancel(jobId: string): Promise<number> {
+    let removed = 0;
+    for (const entry of [...this.pending.values()].filter((candidate) => candidate.request.jobId === jobId)) {
+      if (await this.removeIfNotStarted(entry)) {
+        removed += 1;
+        this.settle(entry, localOutcome(entry.data, 'cancelled', 'The job was cancelled before this call ran.'));
+      }
+    }
+    return removed;
+  }
+
+  private queueFor(server: string): Queue {
+    let queue = this.queues.get(server);
+    if (!queue) {
+      queue = new Queue(toolQueueName(server), { connection: this.options.redis, prefix: this.options.prefix });
+      queue.on('error', (error) => this.options.onError?.(error));
+      this.queues.set(server, queue);
+    }
+    return queue;
+  }
+
+  private enqueueAndWait(
+    request: ToolCallRequest,
+    data: ToolCallJob,
+    retry: { attempts: number; backoffMs: number },
+  ): Promise<ToolCallOutcome> {
+    const queue = this.queueFor(request.server);
+    const bullId = toolCallJobId(request.jobId, request.toolCallId);
+    const key = OutcomeListener.key(queue.name, bullId);
+    // The same call dispatched twice in this process (a re-run racing the original) shares one wait.
+    const existing = this.pending.get(key);
+    if (existing) return existing.promise;
+
+    let resolve: (outcome: ToolCallOutcome) => void = () => undefined;
+    const promise = new Promise<ToolCallOutcome>((settle) => {
+      resolve = settle;
+    });
+    const entry: Pending = { request, data, queue, bullId, since: Date.now(), resolve, promise, settled: false, cleanup: [] };
+    this.pending.set(key, entry);
+    // Listen before adding, so a call that settles at once is not missed.
+    entry.cleanup.push(this.listener.on(queue.name, bullId, (notice) => void this.onNotice(entry, notice)));
+    void this.add(entry, retry);
+    return promise;
+  }
+
+  private async add(entry: Pending, retry: { attempts: number; backoffMs: number }): Promise<void> {
+    try {
+      // Same id → BullMQ returns the existing job instead of adding: a re-run never executes twice.
+      const job = await entry.queue.add('call', entry.data, {
+        jobId: entry.bullId,
+        attempts: retry.attempts,
+        backoff: { type: 'exponential', delay: retry.backoffMs },
+        removeOnComplete: { age: KEEP_COMPLETED_SECONDS },
+        removeOnFail: { age: 7 * KEEP_COMPLETED_SECONDS },
+      });
+      if (job.data && (job.data as ToolCallJob).enqueuedAt !== entry.data.enqueuedAt) {
+        // An earlier run added this call: wait for that job, with its own deadline.
+        entry.data = ToolCallJobSchema.parse(job.data);
+      }
+      await this.check(entry);
+      const untilDeadline = Math.max(0, entry.data.deadline - Date.now()) + 50;
+      const timer = setTimeout(() => void this.onDeadline(entry), untilDeadline);
+      entry.cleanup.push(() => clearTimeout(timer));
+    } catch (error) {
+      this.options.onError?.(error);
+      this.settle(
+        entry,
+        localOutcome(entry.data, 'unavailable', `The call could not be queued: ${(error as Error).message}`),
+      );
+    }
+  }
+
+  private async onNotice(entry: Pending, notice: SettledNotice): Promise<void> {
+    if (notice.outcome) {
+      const parsed = ToolCallOutcomeSchema.safeParse(JSON.parse(notice.outcome));
+      if (parsed.success) {
+        this.settle(entry, parsed.data);
+        return;
+      }
+    }
+    await this.check(entry);
+  }
+
+  /** Settles the call from its job if the job has settled (or vanished). */
+  private async check(entry: Pending): Promise<void> {
+    if (entry.settled) return;
+    const job = (await entry.queue.getJob(entry.bullId)) as Job | undefined;
+    if (entry.settled) return;
+    if (!job) {
+      this.settle(
+        entry,
+        localOutcome(entry.data, 'failed', 'The call was lost: its queue entry disappeared.', 'job_missing', 'unknown'),
+      );
+      return;
+    }
+    const outcome = settledOutcome(job, entry.data);
+    if (outcome) this.settle(entry, outcome);
+  }
+
+  /** At the deadline a call still queued is dropped; a call already running is left to its timeout. */
+  private async onDeadline(entry: Pending): Promise<void> {
+    if (entry.settled) return;
+    if (await this.removeIfNotStarted(entry)) {
+      const ready = (await this.options.catalog.availability(entry.data.server)) === 'ready';
+      this.settle(
+        entry,
+        ready
+          ? localOutcome(entry.data, 'expired', `The call waited in the queue of ${entry.data.server} past its deadline and was not run.`)
+          : localOutcome(entry.data, 'unavailable', `No worker had a ready session to ${entry.data.server} before the deadline; the call was not run.`),
+      );
+    } else {
+      await this.check(entry);
+    }
+  }
+
+  private async removeIfNotStarted(entry: Pending): Promise<boolean> {
+    const state = await entry.queue.getJobState(entry.bullId);
+    if (!NOT_STARTED_STATES.has(state)) return false;
+    try {
+      // remove() refuses a job a worker holds the lock of, so a call that just started is never lost.
+      await entry.queue.remove(entry.bullId);
+      return (await entry.queue.getJobState(entry.bullId)) === 'unknown';
+    } catch {
+      return false;
+    }
+  }
+
+  private async reconcile(olderThanMs: number): Promise<void> {
+    const cutoff = Date.now() - olderThanMs;
+    for (const entry of this.pending.values()) {
+      if (entry.since < cutoff) await this.check(entry).catch((error: unknown) => this.options.onError?.(error));
+    }
+  }
+
+  private settle(entry: Pending, outcome: ToolCallOutcome): void {
+    if (entry.settled) return;
+    entry.settled = true;
+    this.pending.delete(OutcomeListener.key(entry.queue.name, entry.bullId));
+    for (const cleanup of entry.cleanup) cleanup();
+    entry.resolve(outcome);
+  }
+}
+
+/** The outcome recorded on a finished job, or the failure BullMQ recorded when our processor could not. */
+function settledOutcome(job: Job, data: ToolCallJob): ToolCallOutcome | undefined {
+  if (job.finishedOn === undefined) return undefined;
+  const recorded = ToolCallOutcomeSchema.safeParse(job.returnvalue);
+  if (recorded.success) return recorded.data;
+  if (!job.failedReason) return undefined;
+  // BullMQ failed the job itself (e.g. stalled too often): a non-idempotent call may have run.
+  const status: OutcomeStatus = data.idempotent ? 'failed' : 'indeterminate';
+  return localOutcome(data, status, `The call failed in the queue: ${job.failedReason}`, job.failedReason, 'unknown');
+}
+
+/** An outcome decided on the orchestrator side, without a worker. */
+function localOutcome(
+  data: ToolCallJob,
+  status: OutcomeStatus,
+  text: string,
+  error?: string,
+  executed: Executed = EXECUTED_BY_STATUS[status],
+): ToolCallOutcome {
+  const now = Date.now();
+  const traceId = traceIdOf(data.trace);
+  return {
+    status,
+    executed,
+    attempts: 0,
+    server: data.server,
+    tool: data.tool,
+    jobId: data.jobId,
+    toolCallId: data.toolCallId,
+    queuedMs: Math.max(0, now - data.enqueuedAt),
+    runMs: 0,
+    ...(traceId ? { traceId } : {}),
+    text,
+    content: [],
+    truncated: false,
+    ...(error ? { error } : {}),
+    finishedAt: now,
+  };
+}

@@ -1,0 +1,85 @@
+import { hostname } from 'node:os';
+import type { Redis } from 'ioredis';
+import { redisKeys, type ServerCatalogEntry, type WorkerHeartbeat } from '@switchyard/contracts';
+import type { Logger } from '../runtime/logger.ts';
+import type { SessionPool } from '../sessions/session-pool.ts';
+
+/** A worker silent for this many heartbeats counts as gone. */
+const MISSED_BEATS_ALLOWED = 3;
+
+/**
+ * Publishes what the orchestrator needs to build the model's tools: each server's tools/list
+ * (on connect and on `tools/list_changed`) and this worker's session states (on every change and on
+ * a heartbeat, so a worker that dies silently disappears within three beats).
+ */
+export class CatalogPublisher {
+  private timer: NodeJS.Timeout | undefined;
+  private readonly startedAt = Date.now();
+
+  constructor(
+    private readonly deps: {
+      pool: SessionPool;
+      redis: Redis;
+      prefix: string;
+      workerId: string;
+      heartbeatMs: number;
+      log: Logger;
+    },
+  ) {}
+
+  start(): void {
+    for (const [server, session] of this.deps.pool.sessions) {
+      session.on('tools', () => void this.publishTools(server));
+      session.on('state', () => void this.beat());
+    }
+    this.timer = setInterval(() => void this.beat(), this.deps.heartbeatMs);
+    this.timer.unref();
+    void this.beat();
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.timer);
+    const { redis, prefix, workerId } = this.deps;
+    await redis.hdel(redisKeys.workers(prefix), workerId).catch(() => undefined);
+    await redis.publish(redisKeys.catalogChanged(prefix), workerId).catch(() => undefined);
+  }
+
+  private async publishTools(server: string): Promise<void> {
+    const session = this.deps.pool.get(server);
+    if (!session) return;
+    const entry: ServerCatalogEntry = {
+      server,
+      tools: session.tools,
+      ...(session.serverInfo ? { serverInfo: session.serverInfo } : {}),
+      publishedBy: this.deps.workerId,
+      updatedAt: Date.now(),
+    };
+    await this.write(() => this.deps.redis.hset(redisKeys.catalog(this.deps.prefix), server, JSON.stringify(entry)));
+  }
+
+  private async beat(): Promise<void> {
+    const { redis, prefix, workerId, heartbeatMs, pool } = this.deps;
+    const now = Date.now();
+    const heartbeat: WorkerHeartbeat = {
+      workerId,
+      host: hostname(),
+      pid: process.pid,
+      startedAt: this.startedAt,
+      beatAt: now,
+      expiresAt: now + heartbeatMs * MISSED_BEATS_ALLOWED,
+      sessions: pool.statuses(),
+    };
+    await this.write(async () => {
+      await redis.hset(redisKeys.workers(prefix), workerId, JSON.stringify(heartbeat));
+      await redis.publish(redisKeys.catalogChanged(prefix), workerId);
+    });
+  }
+
+  private async write(operation: () => Promise<unknown>): Promise<void> {
+    try {
+      await operation();
+    } catch (error) {
+      this.deps.log.warn({ err: error }, 'catalog publish failed; retried on the next heartbeat');
+    }
+  }
+}

@@ -1,0 +1,59 @@
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+
+export interface CappedResult {
+  content: Array<{ type: string; [key: string]: unknown }>;
+  structuredContent?: Record<string, unknown>;
+  truncated: boolean;
+}
+
+const bytes = (value: unknown): number => Buffer.byteLength(JSON.stringify(value) ?? '', 'utf8');
+
+/**
+ * Cuts a tool result to `maxBytes` of JSON so one huge result cannot blow up Redis, Postgres or the
+ * model's context. Text is shortened, other blocks are dropped, and a marker block says so.
+ */
+export function capResult(result: Pick<CallToolResult, 'content' | 'structuredContent'>, maxBytes: number): CappedResult {
+  const content = (result.content ?? []) as CappedResult['content'];
+  const structured = result.structuredContent as Record<string, unknown> | undefined;
+  const original = bytes(content) + (structured ? bytes(structured) : 0);
+  if (original <= maxBytes) {
+    return { content, ...(structured ? { structuredContent: structured } : {}), truncated: false };
+  }
+  let budget = maxBytes - 256;
+  const keptStructured = structured && bytes(structured) <= budget / 2 ? structured : undefined;
+  if (keptStructured) budget -= bytes(keptStructured);
+  const kept: CappedResult['content'] = [];
+  for (const block of content) {
+    if (budget <= 0) break;
+    const size = bytes(block);
+    if (size <= budget) {
+      kept.push(block);
+      budget -= size;
+    } else if (block.type === 'text' && typeof block.text === 'string') {
+      kept.push({ ...block, text: cutUtf8(block.text, budget - 64) });
+      budget = 0;
+    }
+  }
+  kept.push({
+    type: 'text',
+    text: `[switchyard: result truncated from ${original} to at most ${maxBytes} bytes${structured && !keptStructured ? '; structuredContent dropped' : ''}]`,
+  });
+  return { content: kept, ...(keptStructured ? { structuredContent: keptStructured } : {}), truncated: true };
+}
+
+/** Cuts at a byte budget without splitting a multi-byte character. */
+function cutUtf8(text: string, maxBytes: number): string {
+  const buffer = Buffer.from(text, 'utf8');
+  if (buffer.length <= maxBytes) return text;
+  return buffer.subarray(0, Math.max(0, maxBytes)).toString('utf8').replace(/\uFFFD$/, '');
+}
+
+/** What the model reads: the text blocks, else the structured content, else a description. */
+export function textForModel(result: CappedResult): string {
+  const texts = result.content.flatMap((block) =>
+    block.type === 'text' && typeof block.text === 'string' ? [block.text] : [`[${block.type} content]`],
+  );
+  if (texts.length > 0) return texts.join('\n');
+  if (result.structuredContent) return JSON.stringify(result.structuredContent);
+  return '';
+}

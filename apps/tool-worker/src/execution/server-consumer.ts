@@ -1,0 +1,130 @@
+import { type Job, Queue, Worker } from 'bullmq';
+import type { Redis } from 'ioredis';
+import {
+  type ArgumentValidator,
+  redisKeys,
+  type ServerConfig,
+  type ToolCallOutcome,
+  toolQueueName,
+  type WorkerSettings,
+} from '@switchyard/contracts';
+import type { Logger } from '../runtime/logger.ts';
+import type { ManagedSession } from '../sessions/managed-session.ts';
+import { createToolCallProcessor } from './tool-call-processor.ts';
+
+/** Outcomes stream entries are small pointers plus the outcome; keep roughly this many. */
+const OUTCOME_STREAM_MAXLEN = 50_000;
+const DAY_SECONDS = 24 * 3600;
+
+export interface ConsumerDeps {
+  server: string;
+  config: ServerConfig;
+  session: ManagedSession;
+  settings: WorkerSettings;
+  prefix: string;
+  /** Shared non-blocking connection (BullMQ reuses an instance; blocking reads get their own). */
+  redis: Redis;
+  validator: ArgumentValidator;
+  workerId: string;
+  log: Logger;
+}
+
+/**
+ * The BullMQ Worker of one server's queue, running only while this worker's session to that server is
+ * ready (DESIGN §5): when the session drops, the consumer pauses and queued calls wait for a worker
+ * whose session is ready.
+ */
+export class ServerConsumer {
+  private readonly worker: Worker<unknown, ToolCallOutcome>;
+  private readonly queue: Queue;
+  private running = false;
+
+  constructor(private readonly deps: ConsumerDeps) {
+    const { server, config, settings, prefix, redis, workerId } = deps;
+    const queueName = toolQueueName(server);
+    this.queue = new Queue(queueName, { connection: redis, prefix });
+    this.worker = new Worker<unknown, ToolCallOutcome>(queueName, createToolCallProcessor(deps), {
+      connection: redis,
+      prefix,
+      name: workerId,
+      autorun: false,
+      concurrency: config.concurrency,
+      lockDuration: settings.lockDurationMs,
+      stalledInterval: settings.stalledIntervalMs,
+      // A stalled job goes back to the queue so a live worker settles it (re-runs it when idempotent,
+      // reports it indeterminate when not); BullMQ's own "stalled too often" failure is a last resort.
+      maxStalledCount: 5,
+      removeOnComplete: { age: DAY_SECONDS, count: 100_000 },
+      removeOnFail: { age: 7 * DAY_SECONDS },
+    });
+    this.worker.on('completed', (job, outcome) => void this.notify(job, outcome));
+    this.worker.on('failed', (job, error) => {
+      if (job && job.attemptsMade >= (job.opts.attempts ?? 1)) void this.notifyFailure(job, error);
+    });
+    this.worker.on('error', (error) => deps.log.error({ server, err: error }, 'BullMQ worker error'));
+    deps.session.on('state', (state) => void this.follow(state === 'ready'));
+  }
+
+  /** Sets the queue's fleet-wide concurrency and starts consuming if the session is ready. */
+  async start(): Promise<void> {
+    await this.queue.setGlobalConcurrency(this.deps.config.concurrency);
+    await this.follow(this.deps.session.state === 'ready');
+  }
+
+  private async follow(ready: boolean): Promise<void> {
+    if (ready && !this.running) {
+      this.running = true;
+      if (this.worker.isPaused()) this.worker.resume();
+      else if (!this.worker.isRunning()) {
+        this.worker.run().catch((error: unknown) => this.deps.log.error({ err: error }, 'worker loop ended'));
+      }
+      this.deps.log.info({ server: this.deps.server }, 'consuming queue');
+    } else if (!ready && this.running) {
+      this.running = false;
+      // Don't wait for active calls: they settle on their own (their session just went away).
+      await this.worker.pause(true);
+      this.deps.log.info({ server: this.deps.server }, 'stopped consuming queue: session not ready');
+    }
+  }
+
+  /** Tells waiting orchestrators; the outcome itself is already durable as the job's return value. */
+  private async notify(job: Job, outcome: ToolCallOutcome): Promise<void> {
+    await this.publish(job, { outcome: JSON.stringify(outcome) });
+  }
+
+  private async notifyFailure(job: Job, error: Error): Promise<void> {
+    await this.publish(job, { failedReason: error.message });
+  }
+
+  private async publish(job: Job, fields: Record<string, string>): Promise<void> {
+    const { redis, prefix, log, server } = this.deps;
+    try {
+      await redis.xadd(
+        redisKeys.outcomes(prefix),
+        'MAXLEN',
+        '~',
+        OUTCOME_STREAM_MAXLEN,
+        '*',
+        'queue',
+        toolQueueName(server),
+        'id',
+        String(job.id),
+        ...Object.entries(fields).flat(),
+      );
+    } catch (error) {
+      // Waiters reconcile from the job's state, so a lost notification delays, never loses, an outcome.
+      log.warn({ server, bull_job_id: job.id, err: error }, 'could not publish outcome notification');
+    }
+  }
+
+  /** Stops taking calls and waits for the ones in flight, up to `graceMs`; then abandons them. */
+  async close(graceMs: number): Promise<void> {
+    const graceful = this.worker.close();
+    const timer = new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), graceMs).unref());
+    if ((await Promise.race([graceful.then(() => 'closed' as const), timer])) === 'timeout') {
+      this.deps.log.warn({ server: this.deps.server, graceMs }, 'in-flight calls outlived the grace period');
+      await this.worker.close(true);
+    }
+    await this.queue.close();
+  }
+}

@@ -1,0 +1,40 @@
+import { ConfigError, loadConfig } from '@switchyard/contracts';
+import { createLogger } from './runtime/logger.ts';
+import { readWorkerEnv } from './runtime/worker-env.ts';
+import { ToolWorker } from './tool-worker.ts';
+
+/** `npm run worker`: serves WORKER_SERVERS (default all) from SWITCHYARD_CONFIG until SIGTERM. */
+async function main(): Promise<void> {
+  const env = readWorkerEnv();
+  const log = createLogger({ workerId: env.workerId });
+  const config = loadConfig(env.configPath);
+  const worker = new ToolWorker({ ...env, config, log });
+  let signals = 0;
+  const stop = (signal: NodeJS.Signals) => {
+    signals += 1;
+    if (signals > 1) {
+      log.warn({ signal }, 'second signal: exiting now');
+      process.exit(1);
+    }
+    log.info({ signal }, 'shutdown requested');
+    worker.stop().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        log.error({ err: error }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+  await worker.start();
+}
+
+main().catch((error: unknown) => {
+  if (error instanceof ConfigError) {
+    process.stderr.write(`switchyard tool-worker: config error: ${error.message}\n`);
+    process.exit(2);
+  }
+  process.stderr.write(`switchyard tool-worker: ${error instanceof Error ? error.stack : String(error)}\n`);
+  process.exit(1);
+});

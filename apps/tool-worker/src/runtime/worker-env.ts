@@ -1,0 +1,32 @@
+import { hostname } from 'node:os';
+import { randomUUID } from 'node:crypto';
+import { ConfigError, configPathFromEnv, prefixFromEnv } from '@switchyard/contracts';
+
+export interface WorkerEnv {
+  redisUrl: string;
+  configPath: string;
+  prefix: string;
+  /** Servers this worker serves; undefined means all configured servers. */
+  servers: string[] | undefined;
+  workerId: string;
+}
+
+/** Reads the worker's environment (DESIGN §6); bad values are config errors naming the variable. */
+export function readWorkerEnv(env: NodeJS.ProcessEnv = process.env): WorkerEnv {
+  let prefix: string;
+  try {
+    prefix = prefixFromEnv(env);
+  } catch (error) {
+    throw new ConfigError('SWITCHYARD_PREFIX', (error as Error).message);
+  }
+  const list = env.WORKER_SERVERS?.split(',')
+    .map((name) => name.trim())
+    .filter(Boolean);
+  return {
+    redisUrl: env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+    configPath: configPathFromEnv(env),
+    prefix,
+    servers: list && list.length > 0 ? list : undefined,
+    workerId: env.WORKER_ID ?? `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`,
+  };
+}

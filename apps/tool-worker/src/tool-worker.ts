@@ -1,0 +1,94 @@
+import { Redis } from 'ioredis';
+import { ArgumentValidator, ConfigError, type SwitchyardConfig } from '@switchyard/contracts';
+import { CatalogPublisher } from './catalog/catalog-publisher.ts';
+import { ServerConsumer } from './execution/server-consumer.ts';
+import type { Logger } from './runtime/logger.ts';
+import { SessionPool } from './sessions/session-pool.ts';
+
+export interface ToolWorkerOptions {
+  config: SwitchyardConfig;
+  redisUrl: string;
+  prefix: string;
+  workerId: string;
+  /** Servers to serve; all configured ones when undefined. */
+  servers: string[] | undefined;
+  log: Logger;
+}
+
+/** Picks the served servers, naming an unknown one as a config error. */
+function selectServers(config: SwitchyardConfig, names: string[] | undefined) {
+  if (!names) return config.servers;
+  const unknown = names.filter((name) => !(name in config.servers));
+  if (unknown.length > 0) {
+    throw new ConfigError('WORKER_SERVERS', `unknown server(s): ${unknown.join(', ')}; configured: ${Object.keys(config.servers).join(', ')}`);
+  }
+  return Object.fromEntries(names.map((name) => [name, config.servers[name] as SwitchyardConfig['servers'][string]]));
+}
+
+/**
+ * One tool-worker process: warm sessions, a queue consumer per served server, and the catalog.
+ * Start-up opens every session in parallel; shutdown stops taking calls, lets in-flight ones finish
+ * within the grace period, then closes sessions (and so their stdio children).
+ */
+export class ToolWorker {
+  readonly pool: SessionPool;
+  private readonly redis: Redis;
+  private readonly consumers: ServerConsumer[];
+  private readonly publisher: CatalogPublisher;
+  private stopping: Promise<void> | undefined;
+
+  constructor(private readonly options: ToolWorkerOptions) {
+    const { config, redisUrl, prefix, workerId, log } = options;
+    const servers = selectServers(config, options.servers);
+    // maxRetriesPerRequest null: BullMQ workers must never drop a command on a Redis hiccup.
+    this.redis = new Redis(redisUrl, { maxRetriesPerRequest: null, connectionName: `switchyard-worker-${workerId}` });
+    this.redis.on('error', (error) => log.warn({ err: error }, 'redis connection error'));
+    this.pool = new SessionPool(servers, log);
+    const validator = new ArgumentValidator();
+    this.consumers = [...this.pool.sessions].map(
+      ([server, session]) =>
+        new ServerConsumer({
+          server,
+          config: session.config,
+          session,
+          settings: config.worker,
+          prefix,
+          redis: this.redis,
+          validator,
+          workerId,
+          log,
+        }),
+    );
+    this.publisher = new CatalogPublisher({
+      pool: this.pool,
+      redis: this.redis,
+      prefix,
+      workerId,
+      heartbeatMs: config.worker.heartbeatMs,
+      log,
+    });
+  }
+
+  async start(): Promise<void> {
+    const { log, workerId } = this.options;
+    this.publisher.start();
+    await Promise.all(this.consumers.map((consumer) => consumer.start()));
+    await this.pool.open();
+    log.info({ workerId, sessions: this.pool.statuses() }, 'tool worker started');
+  }
+
+  stop(): Promise<void> {
+    this.stopping ??= this.shutdown();
+    return this.stopping;
+  }
+
+  private async shutdown(): Promise<void> {
+    const { log, config } = this.options;
+    log.info({ graceMs: config.worker.shutdownGraceMs }, 'tool worker stopping');
+    await Promise.all(this.consumers.map((consumer) => consumer.close(config.worker.shutdownGraceMs)));
+    await this.publisher.stop();
+    await this.pool.close();
+    await this.redis.quit().catch(() => this.redis.disconnect());
+    log.info('tool worker stopped');
+  }
+}

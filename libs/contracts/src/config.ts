@@ -1,0 +1,169 @@
+import { readFileSync } from 'node:fs';
+import { parse as parseYaml } from 'yaml';
+import { z } from 'zod';
+import { ConfigError, expandEnv } from './env-expansion.ts';
+
+export const SERVER_NAME = /^[a-z][a-z0-9-]{0,30}$/;
+export const TEAM_NAME = /^[a-z][a-z0-9-]{0,62}$/;
+
+const toolNames = z.array(z.string().min(1)).default([]);
+
+/** Settings every transport shares: limits, retries, health and idempotency. */
+const serverCommon = {
+  /** Fleet-wide in-flight limit for this server (BullMQ global concurrency) and per-session limit. */
+  concurrency: z.int().min(1).max(256).default(1),
+  /** Per-attempt timeout of one tools/call. */
+  timeoutMs: z.int().min(1).max(3_600_000).default(15_000),
+  /** Progress notifications extend the per-attempt timeout, but never past this. */
+  maxTimeoutMs: z.int().min(1).max(24 * 3_600_000).optional(),
+  /** How long a call may wait in the queue before it ends `expired` (or `unavailable`). */
+  queueTimeoutMs: z.int().min(1).max(24 * 3_600_000).default(60_000),
+  retry: z
+    .strictObject({
+      attempts: z.int().min(1).max(20).default(3),
+      backoffMs: z.int().min(0).max(600_000).default(200),
+    })
+    .default({ attempts: 3, backoffMs: 200 }),
+  idempotent: toolNames,
+  nonIdempotent: toolNames,
+  /** A trusted server's readOnlyHint / idempotentHint annotations are believed. */
+  trusted: z.boolean().default(false),
+  handshakeTimeoutMs: z.int().min(1).max(600_000).default(30_000),
+  health: z
+    .strictObject({
+      pingIntervalMs: z.int().min(100).default(15_000),
+      pingTimeoutMs: z.int().min(1).default(5_000),
+      failureThreshold: z.int().min(1).default(3),
+    })
+    .default({ pingIntervalMs: 15_000, pingTimeoutMs: 5_000, failureThreshold: 3 }),
+  reconnect: z
+    .strictObject({
+      initialDelayMs: z.int().min(0).default(250),
+      maxDelayMs: z.int().min(1).default(15_000),
+    })
+    .default({ initialDelayMs: 250, maxDelayMs: 15_000 }),
+  /** Results larger than this (serialized) are cut, with a marker. */
+  maxResultBytes: z.int().min(1024).max(64 * 1024 * 1024).default(256 * 1024),
+};
+
+const stdioServer = z.strictObject({
+  transport: z.literal('stdio'),
+  command: z.string().min(1),
+  args: z.array(z.string()).default([]),
+  env: z.record(z.string(), z.string()).default({}),
+  cwd: z.string().optional(),
+  ...serverCommon,
+});
+
+const remoteServer = {
+  url: z.url({ protocol: /^https?$/ }),
+  headers: z.record(z.string(), z.string()).default({}),
+  ...serverCommon,
+};
+const httpServer = z.strictObject({ transport: z.literal('http'), ...remoteServer });
+const sseServer = z.strictObject({ transport: z.literal('sse'), ...remoteServer });
+
+/** A server entry without `transport` is stdio when it has a command and http when it has a url. */
+function defaultTransport(raw: unknown): unknown {
+  if (raw === null || typeof raw !== 'object' || 'transport' in raw) return raw;
+  if ('url' in raw) return { ...raw, transport: 'http' };
+  return { ...raw, transport: 'stdio' };
+}
+
+export const ServerConfigSchema = z
+  .preprocess(defaultTransport, z.discriminatedUnion('transport', [stdioServer, httpServer, sseServer]))
+  .superRefine((server, ctx) => {
+    const both = server.idempotent.filter((tool) => server.nonIdempotent.includes(tool));
+    if (both.length > 0) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['idempotent'],
+        message: `tools listed as both idempotent and nonIdempotent: ${both.join(', ')}`,
+      });
+    }
+    if (server.maxTimeoutMs !== undefined && server.maxTimeoutMs < server.timeoutMs) {
+      ctx.addIssue({ code: 'custom', path: ['maxTimeoutMs'], message: 'must be at least timeoutMs' });
+    }
+  });
+
+export const TeamConfigSchema = z.strictObject({
+  apiKeys: z.array(z.string().min(16, 'API keys must be at least 16 characters')).min(1),
+  tools: z
+    .strictObject({ allow: z.array(z.string().min(1)).default(['*']), deny: z.array(z.string()).default([]) })
+    .default({ allow: ['*'], deny: [] }),
+  maxConcurrentJobs: z.int().min(1).default(10),
+});
+
+export const WorkerSettingsSchema = z
+  .strictObject({
+    /** How often a worker republishes its session states; a worker silent for 3 beats is gone. */
+    heartbeatMs: z.int().min(100).default(2_000),
+    /** BullMQ lock: a worker that dies mid-call loses its jobs to the stalled check after this. */
+    lockDurationMs: z.int().min(500).default(30_000),
+    stalledIntervalMs: z.int().min(250).default(15_000),
+    /** SIGTERM: how long in-flight calls get to finish before sessions are closed. */
+    shutdownGraceMs: z.int().min(0).default(30_000),
+  })
+  .default({ heartbeatMs: 2_000, lockDurationMs: 30_000, stalledIntervalMs: 15_000, shutdownGraceMs: 30_000 });
+
+export const SwitchyardConfigSchema = z.strictObject({
+  servers: z.record(
+    z.string().regex(SERVER_NAME, `server names must match ${SERVER_NAME.source}`),
+    ServerConfigSchema,
+  ),
+  teams: z
+    .record(z.string().regex(TEAM_NAME, `team names must match ${TEAM_NAME.source}`), TeamConfigSchema)
+    .default({}),
+  worker: WorkerSettingsSchema,
+});
+
+export type ServerConfig = z.output<typeof ServerConfigSchema>;
+export type StdioServerConfig = Extract<ServerConfig, { transport: 'stdio' }>;
+export type RemoteServerConfig = Extract<ServerConfig, { transport: 'http' | 'sse' }>;
+export type TeamConfig = z.output<typeof TeamConfigSchema>;
+export type WorkerSettings = z.output<typeof WorkerSettingsSchema>;
+export type SwitchyardConfig = z.output<typeof SwitchyardConfigSchema>;
+
+function describeIssue(issue: z.core.$ZodIssue): ConfigError {
+  const key = issue.path.map(String).join('.');
+  return new ConfigError(key, issue.message);
+}
+
+/** Validates an already-parsed document; `${VAR}` references are expanded from `env` first. */
+export function parseConfig(raw: unknown, env: NodeJS.ProcessEnv = process.env, source?: string): SwitchyardConfig {
+  let expanded: unknown;
+  try {
+    expanded = expandEnv(raw ?? {}, env);
+  } catch (error) {
+    if (error instanceof ConfigError) throw new ConfigError(error.key, error.reason, source);
+    throw error;
+  }
+  const result = SwitchyardConfigSchema.safeParse(expanded);
+  if (!result.success) {
+    const [first, ...others] = result.error.issues.map(describeIssue) as [ConfigError, ...ConfigError[]];
+    const more = others.map((issue) => `; ${issue.key}: ${issue.reason}`).join('');
+    throw new ConfigError(first.key, `${first.reason}${more}`, source);
+  }
+  return result.data;
+}
+
+export function loadConfig(path: string, env: NodeJS.ProcessEnv = process.env): SwitchyardConfig {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    throw new ConfigError('', `cannot read config file: ${(error as Error).message}`, path);
+  }
+  let raw: unknown;
+  try {
+    raw = parseYaml(text);
+  } catch (error) {
+    throw new ConfigError('', `invalid YAML: ${(error as Error).message}`, path);
+  }
+  return parseConfig(raw, env, path);
+}
+
+/** `SWITCHYARD_CONFIG`, default `./switchyard.yaml`. */
+export function configPathFromEnv(env: NodeJS.ProcessEnv = process.env): string {
+  return env.SWITCHYARD_CONFIG ?? './switchyard.yaml';
+}

@@ -1,0 +1,43 @@
+import { createHash } from 'node:crypto';
+import { z } from 'zod';
+
+/**
+ * Redis layout. One prefix per deployment; every key of one queue carries the same `{hash tag}`
+ * so BullMQ's multi-key scripts work on Redis Cluster, while different servers spread over slots.
+ */
+export const PrefixSchema = z
+  .string()
+  .regex(/^[A-Za-z0-9_.-]{1,64}$/, 'the prefix may hold letters, digits, "_", "." and "-" (no ":" or braces)');
+
+export const DEFAULT_PREFIX = 'switchyard';
+
+export function prefixFromEnv(env: NodeJS.ProcessEnv = process.env): string {
+  return PrefixSchema.parse(env.SWITCHYARD_PREFIX ?? DEFAULT_PREFIX);
+}
+
+/** BullMQ queue name of one MCP server: `tools.{docs}`. */
+export function toolQueueName(server: string): string {
+  return `tools.{${server}}`;
+}
+
+export const AGENT_RUNS_QUEUE = '{agent-runs}';
+
+export const redisKeys = {
+  /** Hash: server → ServerCatalogEntry JSON. */
+  catalog: (prefix: string) => `${prefix}:catalog`,
+  /** Hash: worker id → WorkerHeartbeat JSON; entries past `expiresAt` are dead workers. */
+  workers: (prefix: string) => `${prefix}:workers`,
+  /** Stream of settled tool calls, read by every orchestrator with one blocking connection. */
+  outcomes: (prefix: string) => `${prefix}:outcomes`,
+  /** Pub/sub channel: a worker's sessions changed state (so waiters can re-check availability). */
+  catalogChanged: (prefix: string) => `${prefix}:catalog-changed`,
+};
+
+/**
+ * Deterministic BullMQ job id of a tool call: a re-run of the same agent step finds the existing job
+ * (or its outcome) instead of executing the call again. Hashed because BullMQ ids may not contain ":".
+ */
+export function toolCallJobId(jobId: string, toolCallId: string): string {
+  const digest = createHash('sha256').update(jobId).update('\0').update(toolCallId).digest('hex');
+  return `tc-${digest.slice(0, 40)}`;
+}

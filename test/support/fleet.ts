@@ -1,0 +1,101 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { stringify } from 'yaml';
+import { parseConfig, type SwitchyardConfig } from '@switchyard/contracts';
+import { CatalogReader } from '@switchyard/orchestrator/catalog';
+import { ToolCallDispatcher } from '@switchyard/orchestrator/dispatch';
+import { EXAMPLE_SERVERS, tsxArgs, WORKER_MAIN } from './paths.ts';
+import { ProcessGroup, type TestProcess } from './processes.ts';
+import { connect, dropPrefix, REDIS_URL, uniquePrefix } from './redis.ts';
+
+export type ServerEntry = Record<string, unknown>;
+
+/** A stdio entry running one of examples/mcp-servers with `node --import tsx`. */
+export function exampleServer(name: string, extra: ServerEntry = {}): ServerEntry {
+  return {
+    transport: 'stdio',
+    command: process.execPath,
+    args: tsxArgs(join(EXAMPLE_SERVERS, `${name}.ts`)),
+    ...extra,
+  };
+}
+
+/** Fast failure detection for tests; production defaults are in the config schema. */
+export const FAST_WORKER_SETTINGS = {
+  heartbeatMs: 500,
+  lockDurationMs: 2_000,
+  stalledIntervalMs: 1_000,
+  shutdownGraceMs: 5_000,
+};
+
+/**
+ * One isolated Switchyard deployment for a suite: a unique BullMQ prefix, a temp dir for the config and
+ * ledgers, worker processes, and a dispatcher. `close()` stops every process and deletes every key.
+ */
+export class Fleet {
+  readonly prefix: string;
+  readonly dir: string;
+  readonly configPath: string;
+  readonly config: SwitchyardConfig;
+  readonly group = new ProcessGroup();
+  readonly redis = connect('switchyard-test-fleet');
+  private dispatcherInstance: ToolCallDispatcher | undefined;
+  private readonly dispatcherRedis = connect('switchyard-test-dispatcher');
+
+  constructor(label: string, servers: (dir: string) => Record<string, ServerEntry>, worker: Record<string, number> = {}) {
+    this.prefix = uniquePrefix(label);
+    this.dir = mkdtempSync(join(tmpdir(), `switchyard-${label}-`));
+    const raw = { servers: servers(this.dir), worker: { ...FAST_WORKER_SETTINGS, ...worker } };
+    this.config = parseConfig(raw);
+    this.configPath = join(this.dir, 'switchyard.yaml');
+    writeFileSync(this.configPath, stringify(raw));
+  }
+
+  path(name: string): string {
+    return join(this.dir, name);
+  }
+
+  /** Starts a worker process and waits until it consumes the queues of `waitFor` (default: all it serves). */
+  async startWorker(options: { servers?: string[]; waitFor?: string[]; id?: string } = {}): Promise<TestProcess> {
+    const id = options.id ?? `w${Math.random().toString(36).slice(2, 8)}`;
+    const worker = this.group.start(`worker ${id}`, tsxArgs(WORKER_MAIN), {
+      REDIS_URL,
+      SWITCHYARD_CONFIG: this.configPath,
+      SWITCHYARD_PREFIX: this.prefix,
+      WORKER_ID: id,
+      ...(options.servers ? { WORKER_SERVERS: options.servers.join(',') } : {}),
+      LOG_LEVEL: 'debug',
+    });
+    const waitFor = options.waitFor ?? options.servers ?? Object.keys(this.config.servers);
+    await Promise.all(
+      waitFor.map((server) =>
+        worker.waitFor((log) => log.msg === 'consuming queue' && log.server === server, `${id} consuming ${server}`),
+      ),
+    );
+    return worker;
+  }
+
+  async dispatcher(): Promise<ToolCallDispatcher> {
+    if (!this.dispatcherInstance) {
+      this.dispatcherInstance = new ToolCallDispatcher({
+        config: this.config,
+        prefix: this.prefix,
+        redis: this.dispatcherRedis,
+        catalog: new CatalogReader(this.dispatcherRedis, this.prefix, 100),
+        reconcileEveryMs: 2_000,
+      });
+      await this.dispatcherInstance.start();
+    }
+    return this.dispatcherInstance;
+  }
+
+  async close(): Promise<void> {
+    await this.dispatcherInstance?.close();
+    await this.group.stopAll();
+    await dropPrefix(this.redis, this.prefix);
+    await this.redis.quit();
+    await this.dispatcherRedis.quit();
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,12 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: ['**/*.test.ts'],
+    exclude: ['node_modules/**', 'bench/**'],
+    testTimeout: 120_000,
+    hookTimeout: 60_000,
+    // Suites spawn real worker and MCP server processes; on 2 cores they run one file at a time.
+    fileParallelism: false,
+  },
+});
