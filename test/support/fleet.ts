@@ -1,10 +1,10 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { stringify } from 'yaml';
 import { parseConfig, type SwitchyardConfig } from '@switchyard/contracts';
 import { CatalogReader } from '@switchyard/orchestrator/catalog';
 import { ToolCallDispatcher } from '@switchyard/orchestrator/dispatch';
+import { stringify } from 'yaml';
 import { EXAMPLE_SERVERS, tsxArgs, WORKER_MAIN } from './paths.ts';
 import { ProcessGroup, type TestProcess } from './processes.ts';
 import { connect, dropPrefix, REDIS_URL, uniquePrefix } from './redis.ts';
@@ -43,7 +43,11 @@ export class Fleet {
   private dispatcherInstance: ToolCallDispatcher | undefined;
   private readonly dispatcherRedis = connect('switchyard-test-dispatcher');
 
-  constructor(label: string, servers: (dir: string) => Record<string, ServerEntry>, worker: Record<string, number> = {}) {
+  constructor(
+    label: string,
+    servers: (dir: string) => Record<string, ServerEntry>,
+    worker: Record<string, number> = {},
+  ) {
     this.prefix = uniquePrefix(label);
     this.dir = mkdtempSync(join(tmpdir(), `switchyard-${label}-`));
     const raw = { servers: servers(this.dir), worker: { ...FAST_WORKER_SETTINGS, ...worker } };
@@ -57,7 +61,9 @@ export class Fleet {
   }
 
   /** Starts a worker process and waits until it consumes the queues of `waitFor` (default: all it serves). */
-  async startWorker(options: { servers?: string[]; waitFor?: string[]; id?: string } = {}): Promise<TestProcess> {
+  async startWorker(
+    options: { servers?: string[]; waitFor?: string[]; id?: string } = {},
+  ): Promise<TestProcess> {
     const id = options.id ?? `w${Math.random().toString(36).slice(2, 8)}`;
     const worker = this.group.start(`worker ${id}`, tsxArgs(WORKER_MAIN), {
       REDIS_URL,
@@ -70,7 +76,10 @@ export class Fleet {
     const waitFor = options.waitFor ?? options.servers ?? Object.keys(this.config.servers);
     await Promise.all(
       waitFor.map((server) =>
-        worker.waitFor((log) => log.msg === 'consuming queue' && log.server === server, `${id} consuming ${server}`),
+        worker.waitFor(
+          (log) => log.msg === 'consuming queue' && log.server === server,
+          `${id} consuming ${server}`,
+        ),
       ),
     );
     return worker;

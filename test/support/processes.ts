@@ -84,11 +84,19 @@ export class TestProcess {
       };
       const timer = setTimeout(() => {
         done();
-        reject(new Error(`${this.name}: timed out after ${timeoutMs} ms waiting for ${what}; stderr: ${this.stderr.join('').slice(-2000)}`));
+        reject(
+          new Error(
+            `${this.name}: timed out after ${timeoutMs} ms waiting for ${what}; stderr: ${this.stderr.join('').slice(-2000)}`,
+          ),
+        );
       }, timeoutMs);
       const onExit = (code: number | null) => {
         done();
-        reject(new Error(`${this.name} exited (${code}) while waiting for ${what}; stderr: ${this.stderr.join('').slice(-2000)}`));
+        reject(
+          new Error(
+            `${this.name} exited (${code}) while waiting for ${what}; stderr: ${this.stderr.join('').slice(-2000)}`,
+          ),
+        );
       };
       const done = () => {
         clearTimeout(timer);
@@ -134,7 +142,7 @@ export function killAll(pids: number[]): void {
 
 /** Keeps every process a suite started, so `stopAll()` in afterAll ends them even when a test failed. */
 export class ProcessGroup {
-  private readonly processes: TestProcess[] = [];
+  readonly processes: TestProcess[] = [];
   private readonly orphans: number[] = [];
 
   start(name: string, args: string[], env: NodeJS.ProcessEnv = {}): TestProcess {

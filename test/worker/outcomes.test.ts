@@ -13,7 +13,14 @@ describe('tool worker outcomes', () => {
   let dispatcher: ToolCallDispatcher;
   let call = 0;
   const request = (server: string, tool: string, args: Record<string, unknown>, extra = {}) =>
-    dispatcher.dispatch({ jobId: 'outcomes', toolCallId: `call-${++call}`, server, tool, arguments: args, ...extra });
+    dispatcher.dispatch({
+      jobId: 'outcomes',
+      toolCallId: `call-${++call}`,
+      server,
+      tool,
+      arguments: args,
+      ...extra,
+    });
 
   beforeAll(async () => {
     fleet = new Fleet('outcomes', (dir) => ({
@@ -22,7 +29,11 @@ describe('tool worker outcomes', () => {
         trusted: true,
       }),
       notes: exampleServer('notes', { env: { NOTES_LEDGER: `${dir}/notes.jsonl` } }),
-      slow: exampleServer('slow', { env: { SLOW_LEDGER: `${dir}/slow.jsonl` }, timeoutMs: 400, retry: { attempts: 1 } }),
+      slow: exampleServer('slow', {
+        env: { SLOW_LEDGER: `${dir}/slow.jsonl` },
+        timeoutMs: 400,
+        retry: { attempts: 1 },
+      }),
       capped: exampleServer('search', { maxResultBytes: 1024 }),
       // Configured but served by no worker: calls to it must end `unavailable` at once.
       orphan: exampleServer('search'),
@@ -41,12 +52,20 @@ describe('tool worker outcomes', () => {
     );
     expect(outcomes.map((outcome) => outcome.status)).toEqual(Array(25).fill('ok'));
     expect(readLedger(fleet.path('search.jsonl'))).toHaveLength(25);
-    expect(readLedger(fleet.path('search-sessions.jsonl')).filter((row) => row.event === 'initialized')).toHaveLength(1);
+    expect(
+      readLedger(fleet.path('search-sessions.jsonl')).filter((row) => row.event === 'initialized'),
+    ).toHaveLength(1);
   });
 
   it('ok carries the result, executed yes, timings and the worker id', async () => {
     const outcome = await request('search', 'search', { query: 'BullMQ', limit: 2 });
-    expect(outcome).toMatchObject({ status: 'ok', executed: 'yes', attempts: 1, server: 'search', tool: 'search' });
+    expect(outcome).toMatchObject({
+      status: 'ok',
+      executed: 'yes',
+      attempts: 1,
+      server: 'search',
+      tool: 'search',
+    });
     expect(outcome.workerId).toMatch(/^w/);
     expect(outcome.text.length).toBeGreaterThan(0);
     expect(outcome.structuredContent).toHaveProperty('hits');
@@ -73,7 +92,9 @@ describe('tool worker outcomes', () => {
     const outcome = await request('slow', 'hang', {});
     expect(outcome).toMatchObject({ status: 'timeout', executed: 'unknown', attempts: 1 });
     // The server saw notifications/cancelled for the request it was holding.
-    const slowLedger = await waitForLedger(fleet.path('slow.jsonl'), (rows) => rows.some((row) => row.phase === 'cancelled'));
+    const slowLedger = await waitForLedger(fleet.path('slow.jsonl'), (rows) =>
+      rows.some((row) => row.phase === 'cancelled'),
+    );
     expect(slowLedger.filter((row) => row.phase === 'cancelled')).toHaveLength(1);
   });
 
@@ -111,14 +132,18 @@ describe('tool worker outcomes', () => {
     });
     expect(first.status).toBe('ok');
     expect(again).toEqual(first);
-    const runs = readLedger(fleet.path('notes.jsonl')).filter((row) => row.text === 'exactly once' && row.phase === 'done');
+    const runs = readLedger(fleet.path('notes.jsonl')).filter(
+      (row) => row.text === 'exactly once' && row.phase === 'done',
+    );
     expect(runs).toHaveLength(1);
   });
 
   it('caps oversized results with a marker', async () => {
     const outcome = await request('capped', 'search', { query: 'the', limit: 20 });
     expect(outcome).toMatchObject({ status: 'ok', executed: 'yes', truncated: true });
-    expect(JSON.stringify(outcome.content).length + JSON.stringify(outcome.structuredContent ?? {}).length).toBeLessThan(1024);
+    expect(
+      JSON.stringify(outcome.content).length + JSON.stringify(outcome.structuredContent ?? {}).length,
+    ).toBeLessThan(1024);
     expect(outcome.text).toContain('[switchyard: result truncated');
   });
 });

@@ -1,2 +1,2 @@
-export { ToolWorker, type ToolWorkerOptions } from './tool-worker.ts';
 export { createLogger } from './runtime/logger.ts';
+export { ToolWorker, type ToolWorkerOptions } from './tool-worker.ts';

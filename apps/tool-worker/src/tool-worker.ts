@@ -1,5 +1,5 @@
-import { Redis } from 'ioredis';
 import { ArgumentValidator, ConfigError, type SwitchyardConfig } from '@switchyard/contracts';
+import { Redis } from 'ioredis';
 import { CatalogPublisher } from './catalog/catalog-publisher.ts';
 import { ServerConsumer } from './execution/server-consumer.ts';
 import type { Logger } from './runtime/logger.ts';
@@ -20,9 +20,14 @@ function selectServers(config: SwitchyardConfig, names: string[] | undefined) {
   if (!names) return config.servers;
   const unknown = names.filter((name) => !(name in config.servers));
   if (unknown.length > 0) {
-    throw new ConfigError('WORKER_SERVERS', `unknown server(s): ${unknown.join(', ')}; configured: ${Object.keys(config.servers).join(', ')}`);
+    throw new ConfigError(
+      'WORKER_SERVERS',
+      `unknown server(s): ${unknown.join(', ')}; configured: ${Object.keys(config.servers).join(', ')}`,
+    );
   }
-  return Object.fromEntries(names.map((name) => [name, config.servers[name] as SwitchyardConfig['servers'][string]]));
+  return Object.fromEntries(
+    names.map((name) => [name, config.servers[name] as SwitchyardConfig['servers'][string]]),
+  );
 }
 
 /**
@@ -41,7 +46,10 @@ export class ToolWorker {
     const { config, redisUrl, prefix, workerId, log } = options;
     const servers = selectServers(config, options.servers);
     // maxRetriesPerRequest null: BullMQ workers must never drop a command on a Redis hiccup.
-    this.redis = new Redis(redisUrl, { maxRetriesPerRequest: null, connectionName: `switchyard-worker-${workerId}` });
+    this.redis = new Redis(redisUrl, {
+      maxRetriesPerRequest: null,
+      connectionName: `switchyard-worker-${workerId}`,
+    });
     this.redis.on('error', (error) => log.warn({ err: error }, 'redis connection error'));
     this.pool = new SessionPool(servers, log);
     const validator = new ArgumentValidator();
@@ -86,8 +94,8 @@ export class ToolWorker {
     const { log, config } = this.options;
     log.info({ graceMs: config.worker.shutdownGraceMs }, 'tool worker stopping');
     await Promise.all(this.consumers.map((consumer) => consumer.close(config.worker.shutdownGraceMs)));
-    await this.publisher.stop();
     await this.pool.close();
+    await this.publisher.stop();
     await this.redis.quit().catch(() => this.redis.disconnect());
     log.info('tool worker stopped');
   }

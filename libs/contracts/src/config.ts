@@ -15,9 +15,17 @@ const serverCommon = {
   /** Per-attempt timeout of one tools/call. */
   timeoutMs: z.int().min(1).max(3_600_000).default(15_000),
   /** Progress notifications extend the per-attempt timeout, but never past this. */
-  maxTimeoutMs: z.int().min(1).max(24 * 3_600_000).optional(),
+  maxTimeoutMs: z
+    .int()
+    .min(1)
+    .max(24 * 3_600_000)
+    .optional(),
   /** How long a call may wait in the queue before it ends `expired` (or `unavailable`). */
-  queueTimeoutMs: z.int().min(1).max(24 * 3_600_000).default(60_000),
+  queueTimeoutMs: z
+    .int()
+    .min(1)
+    .max(24 * 3_600_000)
+    .default(60_000),
   retry: z
     .strictObject({
       attempts: z.int().min(1).max(20).default(3),
@@ -43,7 +51,11 @@ const serverCommon = {
     })
     .default({ initialDelayMs: 250, maxDelayMs: 15_000 }),
   /** Results larger than this (serialized) are cut, with a marker. */
-  maxResultBytes: z.int().min(1024).max(64 * 1024 * 1024).default(256 * 1024),
+  maxResultBytes: z
+    .int()
+    .min(1024)
+    .max(64 * 1024 * 1024)
+    .default(256 * 1024),
 };
 
 const stdioServer = z.strictObject({
@@ -104,7 +116,12 @@ export const WorkerSettingsSchema = z
     /** SIGTERM: how long in-flight calls get to finish before sessions are closed. */
     shutdownGraceMs: z.int().min(0).default(30_000),
   })
-  .default({ heartbeatMs: 2_000, lockDurationMs: 30_000, stalledIntervalMs: 15_000, shutdownGraceMs: 30_000 });
+  .default({
+    heartbeatMs: 2_000,
+    lockDurationMs: 30_000,
+    stalledIntervalMs: 15_000,
+    shutdownGraceMs: 30_000,
+  });
 
 export const SwitchyardConfigSchema = z.strictObject({
   servers: z.record(
@@ -126,11 +143,17 @@ export type SwitchyardConfig = z.output<typeof SwitchyardConfigSchema>;
 
 function describeIssue(issue: z.core.$ZodIssue): ConfigError {
   const key = issue.path.map(String).join('.');
+  // A bad record key (a server or team name) carries the useful message one level down.
+  if (issue.code === 'invalid_key' && issue.issues[0]) return new ConfigError(key, issue.issues[0].message);
   return new ConfigError(key, issue.message);
 }
 
 /** Validates an already-parsed document; `${VAR}` references are expanded from `env` first. */
-export function parseConfig(raw: unknown, env: NodeJS.ProcessEnv = process.env, source?: string): SwitchyardConfig {
+export function parseConfig(
+  raw: unknown,
+  env: NodeJS.ProcessEnv = process.env,
+  source?: string,
+): SwitchyardConfig {
   let expanded: unknown;
   try {
     expanded = expandEnv(raw ?? {}, env);

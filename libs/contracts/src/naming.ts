@@ -7,7 +7,10 @@ import { z } from 'zod';
  */
 export const PrefixSchema = z
   .string()
-  .regex(/^[A-Za-z0-9_.-]{1,64}$/, 'the prefix may hold letters, digits, "_", "." and "-" (no ":" or braces)');
+  .regex(
+    /^[A-Za-z0-9_.-]{1,64}$/,
+    'the prefix may hold letters, digits, "_", "." and "-" (no ":" or braces)',
+  );
 
 export const DEFAULT_PREFIX = 'switchyard';
 

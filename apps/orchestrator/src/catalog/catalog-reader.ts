@@ -1,4 +1,3 @@
-import type { Redis } from 'ioredis';
 import {
   type CatalogTool,
   redisKeys,
@@ -7,6 +6,7 @@ import {
   type WorkerHeartbeat,
   WorkerHeartbeatSchema,
 } from '@switchyard/contracts';
+import type { Redis } from 'ioredis';
 
 /**
  * `ready`: a live worker holds a ready session. `recovering`: live workers serve it but none is ready
@@ -88,7 +88,11 @@ export class CatalogReader {
     const entries = parseEntries(catalog, (value) => ServerCatalogEntrySchema.safeParse(value).data);
     const beats = parseEntries(workers, (value) => WorkerHeartbeatSchema.safeParse(value).data);
     await this.pruneDead(beats);
-    return { at: Date.now(), servers: new Map(entries.map((entry) => [entry.server, entry])), workers: beats };
+    return {
+      at: Date.now(),
+      servers: new Map(entries.map((entry) => [entry.server, entry])),
+      workers: beats,
+    };
   }
 
   /** Workers that died without saying goodbye are removed after a minute, so the hash stays small. */

@@ -1,2 +1,2 @@
-export { ToolCallDispatcher, type DispatcherOptions, type ToolCallRequest } from './tool-call-dispatcher.ts';
 export { OutcomeListener } from './outcome-listener.ts';
+export { type DispatcherOptions, ToolCallDispatcher, type ToolCallRequest } from './tool-call-dispatcher.ts';

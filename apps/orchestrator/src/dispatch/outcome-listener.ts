@@ -1,5 +1,5 @@
-import type { Redis } from 'ioredis';
 import { redisKeys } from '@switchyard/contracts';
+import type { Redis } from 'ioredis';
 
 /** A notification that a tool-call job settled: the outcome JSON, or BullMQ's failure reason. */
 export interface SettledNotice {
@@ -37,9 +37,13 @@ export class OutcomeListener {
   async start(): Promise<void> {
     // Start from the stream's current end, fixed now: anything that settles after this is seen even if
     // the first XREAD is issued later. Earlier settlements are found by the waiter's own state check.
-    const last = (await this.blocking.xrevrange(redisKeys.outcomes(this.prefix), '+', '-', 'COUNT', 1)) as Array<
-      [string, string[]]
-    >;
+    const last = (await this.blocking.xrevrange(
+      redisKeys.outcomes(this.prefix),
+      '+',
+      '-',
+      'COUNT',
+      1,
+    )) as Array<[string, string[]]>;
     this.lastId = last[0]?.[0] ?? '0-0';
     this.running = true;
     this.loop = this.run();
@@ -63,9 +67,15 @@ export class OutcomeListener {
     const key = redisKeys.outcomes(this.prefix);
     while (this.running) {
       try {
-        const reply = (await this.blocking.xread('COUNT', BATCH, 'BLOCK', BLOCK_MS, 'STREAMS', key, this.lastId)) as
-          | Array<[string, Array<[string, string[]]>]>
-          | null;
+        const reply = (await this.blocking.xread(
+          'COUNT',
+          BATCH,
+          'BLOCK',
+          BLOCK_MS,
+          'STREAMS',
+          key,
+          this.lastId,
+        )) as Array<[string, Array<[string, string[]]>]> | null;
         for (const [, entries] of reply ?? []) {
           for (const [entryId, fields] of entries) {
             this.lastId = entryId;

@@ -1,5 +1,3 @@
-import { type Job, Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
 import {
   ArgumentValidator,
   EXECUTED_BY_STATUS,
@@ -16,6 +14,8 @@ import {
   toolQueueName,
   traceIdOf,
 } from '@switchyard/contracts';
+import { type Job, Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
 import type { CatalogReader } from '../catalog/catalog-reader.ts';
 import { OutcomeListener, type SettledNotice } from './outcome-listener.ts';
 
@@ -107,12 +107,21 @@ export class ToolCallDispatcher {
       labels: request.labels ?? {},
     });
     if (!server) {
-      return localOutcome(data, 'failed', `No MCP server named "${request.server}" is configured.`, 'unknown_server');
+      return localOutcome(
+        data,
+        'failed',
+        `No MCP server named "${request.server}" is configured.`,
+        'unknown_server',
+      );
     }
     const availability = await catalog.availability(request.server);
     const tool = await catalog.tool(request.server, request.tool);
     if (availability === 'none') {
-      return localOutcome(data, 'unavailable', `No worker serves ${request.server} right now; the call was not sent.`);
+      return localOutcome(
+        data,
+        'unavailable',
+        `No worker serves ${request.server} right now; the call was not sent.`,
+      );
     }
     if (tool) {
       const check = this.validator.check(tool.inputSchema, request.arguments);
@@ -139,7 +148,10 @@ export class ToolCallDispatcher {
     for (const entry of [...this.pending.values()].filter((candidate) => candidate.request.jobId === jobId)) {
       if (await this.removeIfNotStarted(entry)) {
         removed += 1;
-        this.settle(entry, localOutcome(entry.data, 'cancelled', 'The job was cancelled before this call ran.'));
+        this.settle(
+          entry,
+          localOutcome(entry.data, 'cancelled', 'The job was cancelled before this call ran.'),
+        );
       }
     }
     return removed;
@@ -148,7 +160,10 @@ export class ToolCallDispatcher {
   private queueFor(server: string): Queue {
     let queue = this.queues.get(server);
     if (!queue) {
-      queue = new Queue(toolQueueName(server), { connection: this.options.redis, prefix: this.options.prefix });
+      queue = new Queue(toolQueueName(server), {
+        connection: this.options.redis,
+        prefix: this.options.prefix,
+      });
       queue.on('error', (error) => this.options.onError?.(error));
       this.queues.set(server, queue);
     }
@@ -171,7 +186,17 @@ export class ToolCallDispatcher {
     const promise = new Promise<ToolCallOutcome>((settle) => {
       resolve = settle;
     });
-    const entry: Pending = { request, data, queue, bullId, since: Date.now(), resolve, promise, settled: false, cleanup: [] };
+    const entry: Pending = {
+      request,
+      data,
+      queue,
+      bullId,
+      since: Date.now(),
+      resolve,
+      promise,
+      settled: false,
+      cleanup: [],
+    };
     this.pending.set(key, entry);
     // Listen before adding, so a call that settles at once is not missed.
     entry.cleanup.push(this.listener.on(queue.name, bullId, (notice) => void this.onNotice(entry, notice)));
@@ -225,7 +250,13 @@ export class ToolCallDispatcher {
     if (!job) {
       this.settle(
         entry,
-        localOutcome(entry.data, 'failed', 'The call was lost: its queue entry disappeared.', 'job_missing', 'unknown'),
+        localOutcome(
+          entry.data,
+          'failed',
+          'The call was lost: its queue entry disappeared.',
+          'job_missing',
+          'unknown',
+        ),
       );
       return;
     }
@@ -241,8 +272,16 @@ export class ToolCallDispatcher {
       this.settle(
         entry,
         ready
-          ? localOutcome(entry.data, 'expired', `The call waited in the queue of ${entry.data.server} past its deadline and was not run.`)
-          : localOutcome(entry.data, 'unavailable', `No worker had a ready session to ${entry.data.server} before the deadline; the call was not run.`),
+          ? localOutcome(
+              entry.data,
+              'expired',
+              `The call waited in the queue of ${entry.data.server} past its deadline and was not run.`,
+            )
+          : localOutcome(
+              entry.data,
+              'unavailable',
+              `No worker had a ready session to ${entry.data.server} before the deadline; the call was not run.`,
+            ),
       );
     } else {
       await this.check(entry);
@@ -264,7 +303,8 @@ export class ToolCallDispatcher {
   private async reconcile(olderThanMs: number): Promise<void> {
     const cutoff = Date.now() - olderThanMs;
     for (const entry of this.pending.values()) {
-      if (entry.since < cutoff) await this.check(entry).catch((error: unknown) => this.options.onError?.(error));
+      if (entry.since < cutoff)
+        await this.check(entry).catch((error: unknown) => this.options.onError?.(error));
     }
   }
 
@@ -285,7 +325,13 @@ function settledOutcome(job: Job, data: ToolCallJob): ToolCallOutcome | undefine
   if (!job.failedReason) return undefined;
   // BullMQ failed the job itself (e.g. stalled too often): a non-idempotent call may have run.
   const status: OutcomeStatus = data.idempotent ? 'failed' : 'indeterminate';
-  return localOutcome(data, status, `The call failed in the queue: ${job.failedReason}`, job.failedReason, 'unknown');
+  return localOutcome(
+    data,
+    status,
+    `The call failed in the queue: ${job.failedReason}`,
+    job.failedReason,
+    'unknown',
+  );
 }
 
 /** An outcome decided on the orchestrator side, without a worker. */

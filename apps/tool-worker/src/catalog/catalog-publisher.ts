@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
-import type { Redis } from 'ioredis';
 import { redisKeys, type ServerCatalogEntry, type WorkerHeartbeat } from '@switchyard/contracts';
+import type { Redis } from 'ioredis';
 import type { Logger } from '../runtime/logger.ts';
 import type { SessionPool } from '../sessions/session-pool.ts';
 
@@ -15,6 +15,9 @@ const MISSED_BEATS_ALLOWED = 3;
 export class CatalogPublisher {
   private timer: NodeJS.Timeout | undefined;
   private readonly startedAt = Date.now();
+  private stopped = false;
+  /** Heartbeats are written one after another, so the last state written is the last state seen. */
+  private beats: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly deps: {
@@ -30,15 +33,18 @@ export class CatalogPublisher {
   start(): void {
     for (const [server, session] of this.deps.pool.sessions) {
       session.on('tools', () => void this.publishTools(server));
-      session.on('state', () => void this.beat());
+      session.on('state', () => this.beat());
     }
-    this.timer = setInterval(() => void this.beat(), this.deps.heartbeatMs);
+    this.timer = setInterval(() => this.beat(), this.deps.heartbeatMs);
     this.timer.unref();
-    void this.beat();
+    this.beat();
   }
 
+  /** Removes this worker from the catalog; call after the sessions are closed. */
   async stop(): Promise<void> {
     clearInterval(this.timer);
+    this.stopped = true;
+    await this.beats;
     const { redis, prefix, workerId } = this.deps;
     await redis.hdel(redisKeys.workers(prefix), workerId).catch(() => undefined);
     await redis.publish(redisKeys.catalogChanged(prefix), workerId).catch(() => undefined);
@@ -54,10 +60,17 @@ export class CatalogPublisher {
       publishedBy: this.deps.workerId,
       updatedAt: Date.now(),
     };
-    await this.write(() => this.deps.redis.hset(redisKeys.catalog(this.deps.prefix), server, JSON.stringify(entry)));
+    await this.write(() =>
+      this.deps.redis.hset(redisKeys.catalog(this.deps.prefix), server, JSON.stringify(entry)),
+    );
   }
 
-  private async beat(): Promise<void> {
+  private beat(): void {
+    if (this.stopped) return;
+    this.beats = this.beats.then(() => this.writeBeat());
+  }
+
+  private async writeBeat(): Promise<void> {
     const { redis, prefix, workerId, heartbeatMs, pool } = this.deps;
     const now = Date.now();
     const heartbeat: WorkerHeartbeat = {

@@ -1,7 +1,13 @@
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+type ContentBlock = { type: string; [key: string]: unknown };
+
+/** The parts of an MCP CallToolResult that travel back to the model. */
+export interface ToolResultBody {
+  content?: ContentBlock[];
+  structuredContent?: Record<string, unknown>;
+}
 
 export interface CappedResult {
-  content: Array<{ type: string; [key: string]: unknown }>;
+  content: ContentBlock[];
   structuredContent?: Record<string, unknown>;
   truncated: boolean;
 }
@@ -12,9 +18,9 @@ const bytes = (value: unknown): number => Buffer.byteLength(JSON.stringify(value
  * Cuts a tool result to `maxBytes` of JSON so one huge result cannot blow up Redis, Postgres or the
  * model's context. Text is shortened, other blocks are dropped, and a marker block says so.
  */
-export function capResult(result: Pick<CallToolResult, 'content' | 'structuredContent'>, maxBytes: number): CappedResult {
-  const content = (result.content ?? []) as CappedResult['content'];
-  const structured = result.structuredContent as Record<string, unknown> | undefined;
+export function capResult(result: ToolResultBody, maxBytes: number): CappedResult {
+  const content = result.content ?? [];
+  const structured = result.structuredContent;
   const original = bytes(content) + (structured ? bytes(structured) : 0);
   if (original <= maxBytes) {
     return { content, ...(structured ? { structuredContent: structured } : {}), truncated: false };
@@ -45,7 +51,10 @@ export function capResult(result: Pick<CallToolResult, 'content' | 'structuredCo
 function cutUtf8(text: string, maxBytes: number): string {
   const buffer = Buffer.from(text, 'utf8');
   if (buffer.length <= maxBytes) return text;
-  return buffer.subarray(0, Math.max(0, maxBytes)).toString('utf8').replace(/\uFFFD$/, '');
+  return buffer
+    .subarray(0, Math.max(0, maxBytes))
+    .toString('utf8')
+    .replace(/\uFFFD$/, '');
 }
 
 /** What the model reads: the text blocks, else the structured content, else a description. */

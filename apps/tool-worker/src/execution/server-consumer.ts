@@ -1,5 +1,3 @@
-import { type Job, Queue, Worker } from 'bullmq';
-import type { Redis } from 'ioredis';
 import {
   type ArgumentValidator,
   redisKeys,
@@ -8,6 +6,8 @@ import {
   toolQueueName,
   type WorkerSettings,
 } from '@switchyard/contracts';
+import { type Job, Queue, Worker } from 'bullmq';
+import type { Redis } from 'ioredis';
 import type { Logger } from '../runtime/logger.ts';
 import type { ManagedSession } from '../sessions/managed-session.ts';
 import { createToolCallProcessor } from './tool-call-processor.ts';

@@ -1,4 +1,3 @@
-import { type Job, DelayedError } from 'bullmq';
 import {
   type ArgumentValidator,
   isIdempotent,
@@ -8,6 +7,7 @@ import {
   type ToolCallOutcome,
   traceIdOf,
 } from '@switchyard/contracts';
+import { DelayedError, type Job } from 'bullmq';
 import type { Logger } from '../runtime/logger.ts';
 import type { ManagedSession } from '../sessions/managed-session.ts';
 import { classifyCallError } from './call-errors.ts';
@@ -21,7 +21,8 @@ interface DispatchMarker {
 }
 
 function dispatchMarker(progress: unknown): DispatchMarker | undefined {
-  if (progress && typeof progress === 'object' && 'dispatchedBy' in progress) return progress as DispatchMarker;
+  if (progress && typeof progress === 'object' && 'dispatchedBy' in progress)
+    return progress as DispatchMarker;
   return undefined;
 }
 
@@ -50,7 +51,11 @@ export interface ProcessorDeps {
 export function createToolCallProcessor(deps: ProcessorDeps) {
   const { server, config, session, validator, workerId } = deps;
 
-  return async function processToolCall(job: Job, token?: string, signal?: AbortSignal): Promise<ToolCallOutcome> {
+  return async function processToolCall(
+    job: Job,
+    token?: string,
+    signal?: AbortSignal,
+  ): Promise<ToolCallOutcome> {
     const timing: CallTiming = { pickedUpAt: Date.now() };
     const parsed = ToolCallJobSchema.safeParse(job.data);
     if (!parsed.success) {
@@ -69,12 +74,16 @@ export function createToolCallProcessor(deps: ProcessorDeps) {
     const marker = dispatchMarker(job.progress);
     const annotations = session.tool(call.tool)?.annotations;
     const idempotent = call.idempotent && isIdempotent(config, call.tool, annotations);
-    const outcome = (fields: Parameters<typeof buildOutcome>[3]) => buildOutcome(call, workerId, timing, fields);
+    const outcome = (fields: Parameters<typeof buildOutcome>[3]) =>
+      buildOutcome(call, workerId, timing, fields);
 
     // At most once: a non-idempotent call that was already sent by a worker that then vanished
     // (its lock expired and BullMQ handed the job to us) must not run again.
     if (!idempotent && marker) {
-      log.warn({ previousWorker: marker.dispatchedBy }, 'non-idempotent call re-delivered after its worker was lost');
+      log.warn(
+        { previousWorker: marker.dispatchedBy },
+        'non-idempotent call re-delivered after its worker was lost',
+      );
       return outcome({
         status: 'indeterminate',
         attempts: previousAttempts + 1,
@@ -119,12 +128,15 @@ export function createToolCallProcessor(deps: ProcessorDeps) {
     const attempts = previousAttempts + 1;
     const lastAttempt = attempts >= (job.opts.attempts ?? 1);
     timing.sentAt = Date.now();
+    log.debug({ attempts, idempotent }, 'tool call sent');
     try {
       const result = await session.callTool(call.tool, call.arguments, {
         timeoutMs: config.timeoutMs,
         maxTotalTimeoutMs: config.maxTimeoutMs ?? config.timeoutMs * 4,
         ...(signal ? { signal } : {}),
         meta: traceMeta(call),
+        // Asking for progress is what lets a long call's progress notifications extend its timeout.
+        onprogress: (progress) => log.debug({ progress }, 'tool call progress'),
       });
       const capped = capResult(result, config.maxResultBytes);
       log.info({ isError: result.isError === true, runMs: Date.now() - timing.sentAt }, 'tool call finished');
@@ -138,7 +150,10 @@ export function createToolCallProcessor(deps: ProcessorDeps) {
       });
     } catch (error) {
       const failure = classifyCallError(error, signal?.aborted === true);
-      log.warn({ failure: failure.kind, err: failure.message, attempts, idempotent, lastAttempt }, 'tool call failed');
+      log.warn(
+        { failure: failure.kind, err: failure.message, attempts, idempotent, lastAttempt },
+        'tool call failed',
+      );
       if (failure.kind === 'not_sent') {
         // Nothing reached the server, so even a non-idempotent call may go back on the queue.
         if (!idempotent) await job.updateProgress({});

@@ -1,5 +1,5 @@
-import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
 import { ConfigError, configPathFromEnv, prefixFromEnv } from '@switchyard/contracts';
 
 export interface WorkerEnv {

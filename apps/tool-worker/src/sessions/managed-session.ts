@@ -103,7 +103,10 @@ export class ManagedSession extends EventEmitter<SessionEvents> {
       // client.request, not client.callTool: the SDK's client-side output-schema check would turn a
       // result the server did return (so the call ran) into an error that looks like bad arguments.
       return client.request(
-        { method: 'tools/call', params: { name, arguments: args, ...(options.meta ? { _meta: options.meta } : {}) } },
+        {
+          method: 'tools/call',
+          params: { name, arguments: args, ...(options.meta ? { _meta: options.meta } : {}) },
+        },
         CallToolResultSchema,
         {
           timeout: options.timeoutMs,
@@ -123,7 +126,9 @@ export class ManagedSession extends EventEmitter<SessionEvents> {
     const client = this.client;
     this.client = undefined;
     // Client.close closes the transport; for stdio that ends stdin, then SIGTERM, then SIGKILL.
-    await client?.close().catch((error: unknown) => this.log.warn({ err: error }, 'closing MCP session failed'));
+    await client
+      ?.close()
+      .catch((error: unknown) => this.log.warn({ err: error }, 'closing MCP session failed'));
     this.setState('closed');
   }
 
@@ -148,7 +153,10 @@ export class ManagedSession extends EventEmitter<SessionEvents> {
         tools: {
           onChanged: (error, tools) => {
             if (error) this.log.warn({ server: this.server, err: error }, 'tools/list refresh failed');
-            else if (tools) this.replaceTools(tools);
+            else if (tools) {
+              this.replaceTools(tools);
+              this.log.info({ server: this.server, tools: tools.length }, 'tools/list refreshed');
+            }
           },
         },
       },
@@ -184,7 +192,9 @@ export class ManagedSession extends EventEmitter<SessionEvents> {
     const tools: Tool[] = [];
     let cursor: string | undefined;
     do {
-      const page = await client.listTools(cursor ? { cursor } : {}, { timeout: this.config.handshakeTimeoutMs });
+      const page = await client.listTools(cursor ? { cursor } : {}, {
+        timeout: this.config.handshakeTimeoutMs,
+      });
       tools.push(...page.tools);
       cursor = page.nextCursor;
     } while (cursor);
@@ -214,7 +224,10 @@ export class ManagedSession extends EventEmitter<SessionEvents> {
     );
     this.reconnectAttempt += 1;
     this.setState('reconnecting', reason);
-    this.log.warn({ server: this.server, delayMs: delay, attempt: this.reconnectAttempt, reason }, 'reconnecting');
+    this.log.warn(
+      { server: this.server, delayMs: delay, attempt: this.reconnectAttempt, reason },
+      'reconnecting',
+    );
     this.reconnectTimer = setTimeout(() => void this.connect(), delay);
   }
 

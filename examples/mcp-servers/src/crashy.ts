@@ -1,0 +1,85 @@
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { z } from 'zod';
+import { appendLedger } from './ledger.ts';
+import { traceparentOf } from './meta.ts';
+import { isMain, serve } from './serve.ts';
+
+const startedAt = new Date(performance.timeOrigin).toISOString();
+
+/**
+ * A server that can be made to die mid-call, to test how workers notice a lost session and
+ * respawn it. whoami tells which process (and which incarnation) answered; CRASHY_LEDGER
+ * shows every call that reached a process, including the one that killed it.
+ */
+export function createCrashyServer(): McpServer {
+  const ledger = process.env.CRASHY_LEDGER;
+  const server = new McpServer({ name: 'crashy', version: '0.1.0' });
+
+  server.registerTool(
+    'whoami',
+    {
+      title: 'Who am I',
+      description: 'Returns the pid and start time of the server process answering this call.',
+      inputSchema: {},
+      outputSchema: { pid: z.number(), startedAt: z.string() },
+      annotations: { readOnlyHint: true, openWorldHint: false },
+    },
+    (_args, extra) => {
+      appendLedger(ledger, { tool: 'whoami', phase: 'start', traceparent: traceparentOf(extra) });
+      const identity = { pid: process.pid, startedAt };
+      return { content: [{ type: 'text', text: JSON.stringify(identity) }], structuredContent: identity };
+    },
+  );
+
+  server.registerTool(
+    'crash',
+    {
+      title: 'Crash',
+      description: 'Kills the server process (exit code 1) without answering, as if it died mid-call.',
+      inputSchema: {},
+    },
+    (_args, extra) => {
+      appendLedger(ledger, { tool: 'crash', phase: 'start', traceparent: traceparentOf(extra) });
+      process.exit(1);
+    },
+  );
+
+  server.registerTool(
+    'echo',
+    {
+      title: 'Echo',
+      description: 'Returns the text unchanged.',
+      inputSchema: { text: z.string() },
+      annotations: { readOnlyHint: true, openWorldHint: false },
+    },
+    ({ text }, extra) => {
+      appendLedger(ledger, { tool: 'echo', phase: 'start', traceparent: traceparentOf(extra) });
+      return { content: [{ type: 'text', text }] };
+    },
+  );
+
+  server.registerTool(
+    'grow',
+    {
+      title: 'Grow a tool',
+      description:
+        'Registers a new echo-like tool with the given name, so the server sends notifications/tools/list_changed.',
+      inputSchema: { name: z.string().regex(/^[a-z][a-z0-9_-]{0,40}$/) },
+    },
+    ({ name }) => {
+      appendLedger(ledger, { tool: 'grow', phase: 'start', name });
+      server.registerTool(
+        name,
+        { description: `Grown echo tool "${name}"`, inputSchema: { text: z.string() } },
+        ({ text }) => ({
+          content: [{ type: 'text', text }],
+        }),
+      );
+      return { content: [{ type: 'text', text: `registered ${name}` }] };
+    },
+  );
+
+  return server;
+}
+
+if (isMain(import.meta.url)) await serve(createCrashyServer);

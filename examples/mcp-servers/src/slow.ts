@@ -1,0 +1,95 @@
+import { setTimeout as delay } from 'node:timers/promises';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { z } from 'zod';
+import { appendLedger } from './ledger.ts';
+import { abortReason, traceparentOf } from './meta.ts';
+import { isMain, serve } from './serve.ts';
+
+/**
+ * Long-running tools for timeouts, progress and cancellation. Each call leaves a 'start'
+ * record in SLOW_LEDGER, then 'done' or, when the client cancels (notifications/cancelled,
+ * e.g. after a client-side timeout), 'cancelled' — proof that the cancel reached the server.
+ */
+export function createSlowServer(): McpServer {
+  const ledger = process.env.SLOW_LEDGER;
+  const server = new McpServer({ name: 'slow', version: '0.1.0' });
+
+  server.registerTool(
+    'sleep',
+    {
+      title: 'Sleep',
+      description:
+        'Waits ms milliseconds, then returns {slept: ms}. Sends progress notifications every progressEveryMs when the caller asked for progress; stops when cancelled.',
+      inputSchema: {
+        ms: z.number().int().min(0).max(600_000).describe('How long to sleep'),
+        progressEveryMs: z.number().int().min(1).max(600_000).default(100).describe('Progress interval'),
+      },
+      outputSchema: { slept: z.number() },
+      annotations: { readOnlyHint: true, openWorldHint: false },
+    },
+    async ({ ms, progressEveryMs }, extra) => {
+      const traceparent = traceparentOf(extra);
+      appendLedger(ledger, { tool: 'sleep', phase: 'start', ms, traceparent });
+      const progressToken = extra._meta?.progressToken;
+      try {
+        // Sleep in steps so each step can report progress; progress counts planned sleep,
+        // so it rises strictly and ends exactly at total.
+        for (let slept = 0; slept < ms; ) {
+          const step = progressToken === undefined ? ms - slept : Math.min(progressEveryMs, ms - slept);
+          await delay(step, undefined, { signal: extra.signal });
+          slept += step;
+          if (progressToken !== undefined) {
+            await extra.sendNotification({
+              method: 'notifications/progress',
+              params: { progressToken, progress: slept, total: ms, message: `slept ${slept} of ${ms} ms` },
+            });
+          }
+        }
+      } catch (error) {
+        if (extra.signal.aborted) {
+          appendLedger(ledger, {
+            tool: 'sleep',
+            phase: 'cancelled',
+            reason: abortReason(extra.signal),
+            traceparent,
+          });
+        }
+        throw error;
+      }
+      appendLedger(ledger, { tool: 'sleep', phase: 'done', ms, traceparent });
+      return { content: [{ type: 'text', text: `slept ${ms} ms` }], structuredContent: { slept: ms } };
+    },
+  );
+
+  server.registerTool(
+    'hang',
+    {
+      title: 'Hang',
+      description: 'Never returns; only cancellation (or the server stopping) ends it. For timeout tests.',
+      inputSchema: {},
+      annotations: { readOnlyHint: true, openWorldHint: false },
+    },
+    async (_args, extra) => {
+      const traceparent = traceparentOf(extra);
+      appendLedger(ledger, { tool: 'hang', phase: 'start', traceparent });
+      await abortion(extra.signal);
+      appendLedger(ledger, {
+        tool: 'hang',
+        phase: 'cancelled',
+        reason: abortReason(extra.signal),
+        traceparent,
+      });
+      // The SDK drops responses to cancelled requests; the error is for any other abort.
+      throw new Error('hang was cancelled');
+    },
+  );
+
+  return server;
+}
+
+function abortion(signal: AbortSignal): Promise<void> {
+  if (signal.aborted) return Promise.resolve();
+  return new Promise((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+}
+
+if (isMain(import.meta.url)) await serve(createSlowServer);

@@ -1,0 +1,103 @@
+import {
+  redisKeys,
+  ServerCatalogEntrySchema,
+  type WorkerHeartbeat,
+  WorkerHeartbeatSchema,
+} from '@switchyard/contracts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { exampleServer, Fleet } from '../support/fleet.ts';
+import { descendants, isAlive } from '../support/processes.ts';
+
+/**
+ * The worker's life: it publishes its servers' tools and its session states to Redis, follows
+ * tools/list_changed, and on SIGTERM lets the call in flight finish, closes its sessions and leaves
+ * no child process behind.
+ */
+describe('worker lifecycle and catalog', () => {
+  let fleet: Fleet;
+
+  beforeAll(() => {
+    fleet = new Fleet('lifecycle', (dir) => ({
+      crashy: exampleServer('crashy', { env: { SESSION_LEDGER: `${dir}/sessions.jsonl` } }),
+      slow: exampleServer('slow', { idempotent: ['sleep'] }),
+    }));
+  });
+
+  afterAll(async () => {
+    await fleet?.close();
+  });
+
+  const heartbeat = async (workerId: string): Promise<WorkerHeartbeat | undefined> => {
+    const raw = await fleet.redis.hget(redisKeys.workers(fleet.prefix), workerId);
+    return raw ? WorkerHeartbeatSchema.parse(JSON.parse(raw)) : undefined;
+  };
+  const catalogTools = async (server: string): Promise<string[]> => {
+    const raw = await fleet.redis.hget(redisKeys.catalog(fleet.prefix), server);
+    return raw ? ServerCatalogEntrySchema.parse(JSON.parse(raw)).tools.map((tool) => tool.name) : [];
+  };
+
+  it('publishes tools and ready sessions, and refreshes the catalog on tools/list_changed', async () => {
+    const worker = await fleet.startWorker({ id: 'w-life' });
+    expect(await catalogTools('crashy')).toEqual(expect.arrayContaining(['whoami', 'crash', 'echo', 'grow']));
+    expect(await catalogTools('slow')).toEqual(expect.arrayContaining(['sleep', 'hang']));
+    const beat = await heartbeat('w-life');
+    expect(beat?.sessions.crashy).toMatchObject({ state: 'ready', connects: 1, pid: expect.any(Number) });
+    expect(beat?.sessions.slow?.state).toBe('ready');
+    expect(beat?.expiresAt).toBeGreaterThan(Date.now());
+
+    const refreshed = worker.waitFor(
+      (log) => log.msg === 'tools/list refreshed' && log.server === 'crashy',
+      'a refresh',
+    );
+    const dispatcher = await fleet.dispatcher();
+    const grown = await dispatcher.dispatch({
+      jobId: 'life',
+      toolCallId: 'grow',
+      server: 'crashy',
+      tool: 'grow',
+      arguments: { name: 'shiny' },
+    });
+    expect(grown.status).toBe('ok');
+    await refreshed;
+    expect(await catalogTools('crashy')).toContain('shiny');
+    // The new tool is callable right away, through the same warm session.
+    const shiny = await dispatcher.dispatch({
+      jobId: 'life',
+      toolCallId: 'shiny',
+      server: 'crashy',
+      tool: 'shiny',
+      arguments: { text: 'new tool works' },
+    });
+    expect(shiny).toMatchObject({ status: 'ok', text: 'new tool works' });
+  });
+
+  it('on SIGTERM finishes the call in flight, closes its sessions and leaves no child process', async () => {
+    const worker = fleet.group.processes.find((proc) => proc.name === 'worker w-life');
+    if (!worker) throw new Error('worker w-life is not running');
+    // The MCP server children, as the worker itself reports them (tsx's esbuild helper is not one).
+    const beat = await heartbeat('w-life');
+    const children = Object.values(beat?.sessions ?? {}).map((session) => session.pid as number);
+    expect(children).toHaveLength(2);
+    expect(children.every((pid) => descendants(worker.pid).includes(pid))).toBe(true);
+
+    const dispatcher = await fleet.dispatcher();
+    const inFlight = dispatcher.dispatch({
+      jobId: 'life',
+      toolCallId: 'slow-at-shutdown',
+      server: 'slow',
+      tool: 'sleep',
+      arguments: { ms: 1_500 },
+    });
+    await worker.waitFor(
+      (log) => log.msg === 'tool call sent' && log.server === 'slow',
+      'the slow call to be sent',
+    );
+    worker.child.kill('SIGTERM');
+
+    const outcome = await inFlight;
+    expect(outcome).toMatchObject({ status: 'ok', workerId: 'w-life' });
+    expect(await worker.exited).toBe(0);
+    expect(children.filter(isAlive)).toEqual([]);
+    expect(await heartbeat('w-life')).toBeUndefined();
+  });
+});

@@ -1,0 +1,96 @@
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { exampleServer, Fleet } from '../support/fleet.ts';
+import { EXAMPLE_SERVERS, tsxArgs } from '../support/paths.ts';
+import { freePort } from '../support/ports.ts';
+import type { TestProcess } from '../support/processes.ts';
+
+/**
+ * DESIGN §5 Sessions: a server process that dies is reconnected; calls sent while no session is ready
+ * wait for one that is, or end at their deadline — never lost, never hanging.
+ */
+describe('MCP server failures', () => {
+  let fleet: Fleet;
+  let port: number;
+  let worker: TestProcess;
+
+  const startHttpRecorder = async (): Promise<TestProcess> => {
+    const server = fleet.group.start(
+      'http recorder',
+      tsxArgs(join(EXAMPLE_SERVERS, 'recorder.ts'), '--http', String(port)),
+    );
+    await server.waitFor((_log, raw) => raw.includes('"listening"'), 'the HTTP recorder to listen');
+    return server;
+  };
+
+  beforeAll(async () => {
+    port = await freePort();
+    fleet = new Fleet('reconnect', () => ({
+      crashy: exampleServer('crashy', { reconnect: { initialDelayMs: 100, maxDelayMs: 500 } }),
+      remote: {
+        transport: 'http',
+        url: `http://127.0.0.1:${port}/mcp`,
+        idempotent: ['record'],
+        reconnect: { initialDelayMs: 100, maxDelayMs: 300 },
+        // Nothing tells an HTTP client that the server went away between calls: pings do.
+        health: { pingIntervalMs: 200, pingTimeoutMs: 500, failureThreshold: 2 },
+      },
+    }));
+    await startHttpRecorder();
+    worker = await fleet.startWorker({ id: 'w-reconnect' });
+  });
+
+  afterAll(async () => {
+    await fleet?.close();
+  });
+
+  it('reconnects a stdio server that died mid-call; the call queued behind it runs on the new process', async () => {
+    const dispatcher = await fleet.dispatcher();
+    const call = (toolCallId: string, tool: string) =>
+      dispatcher.dispatch({ jobId: 'reconnect', toolCallId, server: 'crashy', tool, arguments: {} });
+    const before = await call('who-1', 'whoami');
+    expect(before.status).toBe('ok');
+
+    const [crashed, after] = await Promise.all([call('crash', 'crash'), call('who-2', 'whoami')]);
+    // The crash is not idempotent and the server died holding it: it may have run, so it is not retried.
+    expect(crashed).toMatchObject({ status: 'failed', executed: 'unknown', attempts: 1 });
+    expect(after.status).toBe('ok');
+    const pidOf = (outcome: typeof before) => (outcome.structuredContent as { pid: number }).pid;
+    expect(pidOf(after)).not.toBe(pidOf(before));
+    expect(
+      worker.logs.filter(
+        (log) => log.msg === 'session state' && log.server === 'crashy' && log.state === 'ready',
+      ),
+    ).toHaveLength(2);
+  });
+
+  it('holds calls while a remote server is down: unavailable at the deadline, served once it is back', async () => {
+    const dispatcher = await fleet.dispatcher();
+    const record = (toolCallId: string, queueTimeoutMs: number) =>
+      dispatcher.dispatch({
+        jobId: 'reconnect',
+        toolCallId,
+        server: 'remote',
+        tool: 'record',
+        arguments: { ms: 1, label: toolCallId },
+        queueTimeoutMs,
+      });
+    expect((await record('while-up', 5_000)).status).toBe('ok');
+
+    const server = fleet.group.processes.find((proc) => proc.name === 'http recorder') as TestProcess;
+    const lost = worker.waitFor(
+      (log) => log.msg === 'session state' && log.server === 'remote' && log.state === 'reconnecting',
+      'the remote session to be lost',
+    );
+    await server.stop();
+    await lost;
+
+    const late = await record('while-down', 1_500);
+    expect(late).toMatchObject({ status: 'unavailable', executed: 'no', attempts: 0 });
+
+    const waiting = record('until-back', 30_000);
+    await startHttpRecorder();
+    const served = await waiting;
+    expect(served).toMatchObject({ status: 'ok', executed: 'yes' });
+  });
+});
