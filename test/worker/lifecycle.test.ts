@@ -1,3 +1,4 @@
+import { writeFileSync } from 'node:fs';
 import {
   redisKeys,
   ServerCatalogEntrySchema,
@@ -6,7 +7,9 @@ import {
 } from '@switchyard/contracts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { exampleServer, Fleet } from '../support/fleet.ts';
+import { tsxArgs, WORKER_MAIN } from '../support/paths.ts';
 import { descendants, isAlive } from '../support/processes.ts';
+import { REDIS_URL } from '../support/redis.ts';
 
 /**
  * The worker's life: it publishes its servers' tools and its session states to Redis, follows
@@ -69,6 +72,27 @@ describe('worker lifecycle and catalog', () => {
       arguments: { text: 'new tool works' },
     });
     expect(shiny).toMatchObject({ status: 'ok', text: 'new tool works' });
+  });
+
+  it('refuses to start on a bad configuration, naming the key', async () => {
+    const unknownServer = fleet.group.start('worker bad servers', tsxArgs(WORKER_MAIN), {
+      REDIS_URL,
+      SWITCHYARD_CONFIG: fleet.configPath,
+      SWITCHYARD_PREFIX: fleet.prefix,
+      WORKER_SERVERS: 'crashy,nope',
+    });
+    expect(await unknownServer.exited).toBe(2);
+    expect(unknownServer.stderr.join('')).toContain('WORKER_SERVERS: unknown server(s): nope');
+
+    const badFile = fleet.path('bad.yaml');
+    writeFileSync(badFile, 'servers:\n  docs:\n    transport: http\n    url: not-a-url\n');
+    const badConfig = fleet.group.start('worker bad config', tsxArgs(WORKER_MAIN), {
+      REDIS_URL,
+      SWITCHYARD_CONFIG: badFile,
+      SWITCHYARD_PREFIX: fleet.prefix,
+    });
+    expect(await badConfig.exited).toBe(2);
+    expect(badConfig.stderr.join('')).toContain('servers.docs.url: Invalid URL');
   });
 
   it('on SIGTERM finishes the call in flight, closes its sessions and leaves no child process', async () => {

@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import { readLedger } from '@switchyard/example-mcp-servers/ledger';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { exampleServer, Fleet } from '../support/fleet.ts';
 import { EXAMPLE_SERVERS, tsxArgs } from '../support/paths.ts';
@@ -25,8 +26,19 @@ describe('MCP server failures', () => {
 
   beforeAll(async () => {
     port = await freePort();
-    fleet = new Fleet('reconnect', () => ({
-      crashy: exampleServer('crashy', { reconnect: { initialDelayMs: 100, maxDelayMs: 500 } }),
+    const retrying = { timeoutMs: 300, retry: { attempts: 3, backoffMs: 50 } };
+    fleet = new Fleet('reconnect', (dir) => ({
+      crashy: exampleServer('crashy', {
+        env: { CRASHY_LEDGER: `${dir}/crashy.jsonl` },
+        reconnect: { initialDelayMs: 100, maxDelayMs: 500 },
+        idempotent: ['flaky'],
+        ...retrying,
+      }),
+      'crashy-strict': exampleServer('crashy', {
+        env: { CRASHY_LEDGER: `${dir}/crashy-strict.jsonl` },
+        nonIdempotent: ['flaky'],
+        ...retrying,
+      }),
       remote: {
         transport: 'http',
         url: `http://127.0.0.1:${port}/mcp`,
@@ -62,6 +74,37 @@ describe('MCP server failures', () => {
         (log) => log.msg === 'session state' && log.server === 'crashy' && log.state === 'ready',
       ),
     ).toHaveLength(2);
+  });
+
+  it('retries an idempotent call that timed out, with backoff, until it answers', async () => {
+    const dispatcher = await fleet.dispatcher();
+    const outcome = await dispatcher.dispatch({
+      jobId: 'retry',
+      toolCallId: 'flaky-idempotent',
+      server: 'crashy',
+      tool: 'flaky',
+      arguments: { key: 'k1', failures: 2 },
+    });
+    expect(outcome).toMatchObject({ status: 'ok', executed: 'yes', attempts: 3 });
+    const calls = readLedger(fleet.path('crashy.jsonl')).filter((row) => row.key === 'k1');
+    expect(calls.filter((row) => row.phase === 'start')).toHaveLength(3);
+    expect(calls.filter((row) => row.phase === 'cancelled')).toHaveLength(2);
+  });
+
+  it('never retries a non-idempotent call that timed out', async () => {
+    const dispatcher = await fleet.dispatcher();
+    const outcome = await dispatcher.dispatch({
+      jobId: 'retry',
+      toolCallId: 'flaky-strict',
+      server: 'crashy-strict',
+      tool: 'flaky',
+      arguments: { key: 'k2', failures: 1 },
+    });
+    expect(outcome).toMatchObject({ status: 'timeout', executed: 'unknown', attempts: 1 });
+    const starts = readLedger(fleet.path('crashy-strict.jsonl')).filter(
+      (row) => row.key === 'k2' && row.phase === 'start',
+    );
+    expect(starts).toHaveLength(1);
   });
 
   it('holds calls while a remote server is down: unavailable at the deadline, served once it is back', async () => {

@@ -79,6 +79,41 @@ export function createCrashyServer(): McpServer {
     },
   );
 
+  // Calls per key, for `flaky`: kept in memory because a hanging call does not kill the process.
+  const flakyCalls = new Map<string, number>();
+  server.registerTool(
+    'flaky',
+    {
+      title: 'Flaky',
+      description:
+        'The first `failures` calls with a given key hang until the caller cancels them; later calls answer at once. For testing timeouts and retries.',
+      inputSchema: { key: z.string().min(1), failures: z.number().int().min(0).max(10) },
+      annotations: { readOnlyHint: true, openWorldHint: false },
+    },
+    async ({ key, failures }, extra) => {
+      const attempt = (flakyCalls.get(key) ?? 0) + 1;
+      flakyCalls.set(key, attempt);
+      appendLedger(ledger, {
+        tool: 'flaky',
+        phase: 'start',
+        key,
+        attempt,
+        traceparent: traceparentOf(extra),
+      });
+      if (attempt <= failures) {
+        await new Promise<void>((resolve) =>
+          extra.signal.addEventListener('abort', () => resolve(), { once: true }),
+        );
+        appendLedger(ledger, { tool: 'flaky', phase: 'cancelled', key, attempt });
+        return { content: [{ type: 'text', text: 'cancelled' }], isError: true };
+      }
+      return {
+        content: [{ type: 'text', text: `answered on attempt ${attempt}` }],
+        structuredContent: { attempt },
+      };
+    },
+  );
+
   return server;
 }
 
