@@ -47,10 +47,12 @@ export class Fleet {
     label: string,
     servers: (dir: string) => Record<string, ServerEntry>,
     worker: Record<string, number> = {},
+    /** Further top-level config sections (teams, orchestrator). */
+    extra: Record<string, unknown> = {},
   ) {
     this.prefix = uniquePrefix(label);
     this.dir = mkdtempSync(join(tmpdir(), `switchyard-${label}-`));
-    const raw = { servers: servers(this.dir), worker: { ...FAST_WORKER_SETTINGS, ...worker } };
+    const raw = { servers: servers(this.dir), worker: { ...FAST_WORKER_SETTINGS, ...worker }, ...extra };
     this.config = parseConfig(raw);
     this.configPath = join(this.dir, 'switchyard.yaml');
     writeFileSync(this.configPath, stringify(raw));

@@ -13,3 +13,4 @@ export const EVERYTHING_SERVER = resolve(
 export function tsxArgs(file: string, ...rest: string[]): string[] {
   return ['--import', 'tsx', file, ...rest];
 }
+export const ORCHESTRATOR_MAIN = resolve(REPO_ROOT, 'apps/orchestrator/src/main.ts');

@@ -1,36 +1,7 @@
-import { readLedger } from '@switchyard/example-mcp-servers/ledger';
+import type { ToolCallOutcome } from '@switchyard/contracts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { exampleServer, Fleet } from '../support/fleet.ts';
-
-interface Interval {
-  start: number;
-  end: number;
-  label?: string;
-}
-
-function intervals(path: string): Interval[] {
-  return (readLedger(path) as unknown as Interval[]).sort((a, b) => a.start - b.start);
-}
-
-/** Pairs of consecutive calls (by start time) where the next started before the previous ended. */
-function overlaps(sorted: Interval[]): Array<[Interval, Interval]> {
-  const found: Array<[Interval, Interval]> = [];
-  for (let index = 1; index < sorted.length; index++) {
-    const previous = sorted[index - 1] as Interval;
-    const current = sorted[index] as Interval;
-    if (current.start < previous.end) found.push([previous, current]);
-  }
-  return found;
-}
-
-/** Total time during which a call of `a` and a call of `b` ran at the same moment. */
-function sharedTime(a: Interval[], b: Interval[]): number {
-  let total = 0;
-  for (const x of a) {
-    for (const y of b) total += Math.max(0, Math.min(x.end, y.end) - Math.max(x.start, y.start));
-  }
-  return total;
-}
+import { recordedIntervals as intervals, overlaps, sharedTime } from '../support/intervals.ts';
 
 /**
  * DESIGN §5 Serialization, across the fleet: two worker processes each hold their own stdio child of the
@@ -63,7 +34,7 @@ describe('serialization across worker processes', () => {
     const waveSize = 10;
     // A busy worker takes the next job as it finishes the last, so one continuous stream would stay on
     // one worker. Waves let the queue drain: the next wave wakes the worker that has waited longest.
-    const outcomes = [];
+    const outcomes: ToolCallOutcome[] = [];
     for (let wave = 0; wave < calls / waveSize; wave++) {
       outcomes.push(
         ...(await Promise.all(

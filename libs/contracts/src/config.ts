@@ -123,6 +123,32 @@ export const WorkerSettingsSchema = z
     shutdownGraceMs: 30_000,
   });
 
+export const OrchestratorSettingsSchema = z
+  .strictObject({
+    /** Agent runs one orchestrator replica works on at once. */
+    agentRunConcurrency: z.int().min(1).max(1000).default(20),
+    /** BullMQ lock of an agent run: a replica that dies mid-run loses it to another after this. */
+    lockDurationMs: z.int().min(500).default(30_000),
+    stalledIntervalMs: z.int().min(250).default(15_000),
+    /** Largest accepted HTTP request body. */
+    maxRequestBytes: z.int().min(1024).max(64 * 1024 * 1024).default(1024 * 1024),
+    /** Limits of a job that does not set its own. */
+    defaultLimits: z
+      .strictObject({
+        maxSteps: z.int().min(1).default(20),
+        maxToolCalls: z.int().min(1).default(100),
+        deadlineMs: z.int().min(1000).default(600_000),
+      })
+      .default({ maxSteps: 20, maxToolCalls: 100, deadlineMs: 600_000 }),
+  })
+  .default({
+    agentRunConcurrency: 20,
+    lockDurationMs: 30_000,
+    stalledIntervalMs: 15_000,
+    maxRequestBytes: 1024 * 1024,
+    defaultLimits: { maxSteps: 20, maxToolCalls: 100, deadlineMs: 600_000 },
+  });
+
 export const SwitchyardConfigSchema = z.strictObject({
   servers: z.record(
     z.string().regex(SERVER_NAME, `server names must match ${SERVER_NAME.source}`),
@@ -132,6 +158,7 @@ export const SwitchyardConfigSchema = z.strictObject({
     .record(z.string().regex(TEAM_NAME, `team names must match ${TEAM_NAME.source}`), TeamConfigSchema)
     .default({}),
   worker: WorkerSettingsSchema,
+  orchestrator: OrchestratorSettingsSchema,
 });
 
 export type ServerConfig = z.output<typeof ServerConfigSchema>;
@@ -139,6 +166,7 @@ export type StdioServerConfig = Extract<ServerConfig, { transport: 'stdio' }>;
 export type RemoteServerConfig = Extract<ServerConfig, { transport: 'http' | 'sse' }>;
 export type TeamConfig = z.output<typeof TeamConfigSchema>;
 export type WorkerSettings = z.output<typeof WorkerSettingsSchema>;
+export type OrchestratorSettings = z.output<typeof OrchestratorSettingsSchema>;
 export type SwitchyardConfig = z.output<typeof SwitchyardConfigSchema>;
 
 function describeIssue(issue: z.core.$ZodIssue): ConfigError {

@@ -1,1 +1,2 @@
 export { CatalogReader, type ServerAvailability } from './catalog-reader.ts';
+export { modelToolName } from './tool-names.ts';

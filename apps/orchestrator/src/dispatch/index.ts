@@ -1,2 +1,3 @@
 export { OutcomeListener } from './outcome-listener.ts';
 export { type DispatcherOptions, ToolCallDispatcher, type ToolCallRequest } from './tool-call-dispatcher.ts';
+export { type LocalCall, localOutcome } from './local-outcome.ts';

@@ -1,7 +1,5 @@
 import {
   ArgumentValidator,
-  EXECUTED_BY_STATUS,
-  type Executed,
   isIdempotent,
   type OutcomeStatus,
   type SwitchyardConfig,
@@ -12,11 +10,11 @@ import {
   type TraceCarrier,
   toolCallJobId,
   toolQueueName,
-  traceIdOf,
 } from '@switchyard/contracts';
 import { type Job, Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { CatalogReader } from '../catalog/catalog-reader.ts';
+import { localOutcome } from './local-outcome.ts';
 import { OutcomeListener, type SettledNotice } from './outcome-listener.ts';
 
 export interface ToolCallRequest {
@@ -155,6 +153,11 @@ export class ToolCallDispatcher {
       }
     }
     return removed;
+  }
+
+  /** Queue depth of one server, for operators (GET /v1/servers, metrics). */
+  async queueCounts(server: string): Promise<Record<string, number>> {
+    return this.queueFor(server).getJobCounts('waiting', 'prioritized', 'delayed', 'active', 'completed', 'failed');
   }
 
   private queueFor(server: string): Queue {
@@ -332,33 +335,4 @@ function settledOutcome(job: Job, data: ToolCallJob): ToolCallOutcome | undefine
     job.failedReason,
     'unknown',
   );
-}
-
-/** An outcome decided on the orchestrator side, without a worker. */
-function localOutcome(
-  data: ToolCallJob,
-  status: OutcomeStatus,
-  text: string,
-  error?: string,
-  executed: Executed = EXECUTED_BY_STATUS[status],
-): ToolCallOutcome {
-  const now = Date.now();
-  const traceId = traceIdOf(data.trace);
-  return {
-    status,
-    executed,
-    attempts: 0,
-    server: data.server,
-    tool: data.tool,
-    jobId: data.jobId,
-    toolCallId: data.toolCallId,
-    queuedMs: Math.max(0, now - data.enqueuedAt),
-    runMs: 0,
-    ...(traceId ? { traceId } : {}),
-    text,
-    content: [],
-    truncated: false,
-    ...(error ? { error } : {}),
-    finishedAt: now,
-  };
 }

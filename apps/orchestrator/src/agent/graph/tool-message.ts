@@ -1,0 +1,17 @@
+import { ToolMessage } from '@langchain/core/messages';
+import type { ToolCallOutcome } from '@switchyard/contracts';
+
+/**
+ * An outcome as the model sees it (DESIGN §4 step 5): `ok` is a plain result; everything else is an
+ * error-status ToolMessage whose text says what happened, so the model can act on it and keep going.
+ */
+export function toToolMessage(outcome: ToolCallOutcome, toolCallId: string, name: string): ToolMessage {
+  const ok = outcome.status === 'ok';
+  return new ToolMessage({
+    tool_call_id: toolCallId,
+    name,
+    status: ok ? 'success' : 'error',
+    content: ok ? outcome.text : `[${outcome.status}] ${outcome.text}`,
+    artifact: outcome.structuredContent,
+  });
+}

@@ -1,0 +1,53 @@
+import { Inject, Injectable, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
+import { Worker } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { AGENT_RUNS_QUEUE, type SwitchyardConfig } from '@switchyard/contracts';
+import type { AgentRunData } from '../../jobs/agent-run-queue.ts';
+import type { Logger } from '../../runtime/logger.ts';
+import type { OrchestratorEnv } from '../../runtime/orchestrator-env.ts';
+import { CONFIG, ENV, LOGGER, REDIS } from '../../runtime/tokens.ts';
+import { AgentRunner } from './agent-runner.ts';
+
+/**
+ * This replica's consumer of the `agent-runs` queue. Every replica runs one, so runs spread over the
+ * replicas, and a run whose replica dies (lock not renewed) is handed to another by BullMQ's stalled
+ * check.
+ */
+@Injectable()
+export class AgentRunConsumer implements OnApplicationBootstrap, OnModuleDestroy {
+  private worker: Worker<AgentRunData> | undefined;
+
+  constructor(
+    @Inject(AgentRunner) private readonly runner: AgentRunner,
+    @Inject(REDIS) private readonly redis: Redis,
+    @Inject(CONFIG) private readonly config: SwitchyardConfig,
+    @Inject(ENV) private readonly env: OrchestratorEnv,
+    @Inject(LOGGER) private readonly log: Logger,
+  ) {}
+
+  /** Starts consuming only once the whole app (HTTP included) is up. */
+  onApplicationBootstrap(): void {
+    const settings = this.config.orchestrator;
+    this.worker = new Worker<AgentRunData>(
+      AGENT_RUNS_QUEUE,
+      (job) => this.runner.run(job.data.jobId, this.env.replicaId),
+      {
+        connection: this.redis,
+        prefix: this.env.prefix,
+        name: this.env.replicaId,
+        concurrency: settings.agentRunConcurrency,
+        lockDuration: settings.lockDurationMs,
+        stalledInterval: settings.stalledIntervalMs,
+        maxStalledCount: 10,
+      },
+    );
+    this.worker.on('failed', (job, error) => {
+      if (job && job.attemptsMade >= (job.opts.attempts ?? 1)) void this.runner.giveUp(job.data.jobId, error.message);
+    });
+    this.worker.on('error', (error) => this.log.error({ err: error }, 'agent-runs worker error'));
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    await this.worker?.close();
+  }
+}

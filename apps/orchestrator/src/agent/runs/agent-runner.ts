@@ -1,0 +1,201 @@
+import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
+import type { AIMessage } from '@langchain/core/messages';
+import type { BaseCheckpointSaver } from '@langchain/langgraph';
+import pLimit from 'p-limit';
+import type { SwitchyardConfig, ToolCallOutcome } from '@switchyard/contracts';
+import { TeamsService } from '../../auth/teams.service.ts';
+import { ModelToolCatalog, type ToolFilter } from '../../catalog/model-tool-catalog.ts';
+import { ToolCallDispatcher } from '../../dispatch/tool-call-dispatcher.ts';
+import { JobEvents } from '../../jobs/job-events.ts';
+import type { AgentJobRequest, BatchJobRequest } from '../../jobs/job-request.ts';
+import { type JobRecord, JobStore } from '../../jobs/job-store.ts';
+import type { Logger } from '../../runtime/logger.ts';
+import { CONFIG, LOGGER } from '../../runtime/tokens.ts';
+import { buildAgentGraph } from '../graph/agent-graph.ts';
+import { initialMessages, messageText } from '../graph/initial-messages.ts';
+import { RunLimitError } from '../graph/run-limit-error.ts';
+import { toFunctionTools } from '../graph/tool-definitions.ts';
+import { toToolMessage } from '../graph/tool-message.ts';
+import { createChatModel } from '../models/index.ts';
+import type { RunContext } from '../tools/run-context.ts';
+import { ToolCallExecutor } from '../tools/tool-call-executor.ts';
+import { CHECKPOINTER } from './checkpointer.ts';
+import { ModelCallError } from './model-call-error.ts';
+
+/** Tool calls of one batch in flight at once: enough to keep every server's queue busy. */
+const BATCH_IN_FLIGHT = 200;
+
+/**
+ * Runs one job to its end on this replica. It may be the second replica to run it (the first died):
+ * the agent resumes from its last checkpoint and recorded tool calls are never executed again.
+ * Failures that are the job's own (limits, deadline, the model) end the job `failed`; infrastructure
+ * failures are thrown, so BullMQ retries the run.
+ */
+@Injectable()
+export class AgentRunner implements OnModuleInit {
+  private readonly running = new Map<string, AbortController>();
+
+  constructor(
+    @Inject(JobStore) private readonly store: JobStore,
+    @Inject(JobEvents) private readonly events: JobEvents,
+    @Inject(TeamsService) private readonly teams: TeamsService,
+    @Inject(ModelToolCatalog) private readonly catalog: ModelToolCatalog,
+    @Inject(ToolCallExecutor) private readonly executor: ToolCallExecutor,
+    @Inject(ToolCallDispatcher) private readonly dispatcher: ToolCallDispatcher,
+    @Inject(CHECKPOINTER) private readonly checkpointer: BaseCheckpointSaver,
+    @Inject(CONFIG) private readonly config: SwitchyardConfig,
+    @Inject(LOGGER) private readonly log: Logger,
+  ) {}
+
+  onModuleInit(): void {
+    this.events.onCancel((jobId) => void this.stopLocal(jobId));
+  }
+
+  get activeRuns(): number {
+    return this.running.size;
+  }
+
+  async run(jobId: string, replicaId: string): Promise<void> {
+    const job = await this.store.markRunning(jobId);
+    if (!job) return; // cancelled before it started, or already finished by an earlier attempt
+    const log = this.log.child({ job_id: job.id, trace_id: job.traceId, team: job.team });
+    await this.events.publish(job.id, 'status', { status: 'running', replica: replicaId });
+    log.info({ kind: job.kind }, 'run started');
+
+    const controller = new AbortController();
+    this.running.set(job.id, controller);
+    const deadlineMs = job.request.limits?.deadlineMs ?? this.config.orchestrator.defaultLimits.deadlineMs;
+    const startedAt = (job.startedAt ?? new Date()).getTime();
+    const deadline = AbortSignal.timeout(Math.max(1, startedAt + deadlineMs - Date.now()));
+    const context: RunContext = {
+      job,
+      filters: this.filtersFor(job),
+      signal: AbortSignal.any([controller.signal, deadline]),
+      log,
+    };
+    try {
+      const result = job.request.kind === 'agent' ? await this.runAgent(context, job.request) : await this.runBatch(context, job.request);
+      await this.end(job, 'succeeded', result);
+      log.info('run succeeded');
+    } catch (error) {
+      if (controller.signal.aborted) {
+        await this.dispatcher.cancel(job.id);
+        log.info('run stopped: job cancelled');
+      } else if (deadline.aborted) {
+        await this.dispatcher.cancel(job.id);
+        await this.end(job, 'failed', undefined, `the job ran past its deadline (${deadlineMs} ms)`);
+      } else if (error instanceof RunLimitError || error instanceof ModelCallError) {
+        await this.end(job, 'failed', undefined, error.message);
+        log.warn({ err: error }, 'run failed');
+      } else {
+        log.error({ err: error }, 'run interrupted; BullMQ will retry it');
+        throw error;
+      }
+    } finally {
+      this.running.delete(job.id);
+    }
+  }
+
+  /** Called by the consumer when BullMQ gives up on a run: the job must not stay `running` forever. */
+  async giveUp(jobId: string, reason: string): Promise<void> {
+    const job = await this.store.get(jobId);
+    if (job) await this.end(job, 'failed', undefined, `the run failed repeatedly: ${reason}`);
+  }
+
+  private async end(job: JobRecord, status: 'succeeded' | 'failed', result: unknown, error?: string): Promise<void> {
+    if (await this.store.finish(job.id, status, result, error)) {
+      await this.events.publish(job.id, 'status', { status, ...(error ? { error } : {}) });
+    }
+  }
+
+  private async stopLocal(jobId: string): Promise<void> {
+    const controller = this.running.get(jobId);
+    if (!controller) return;
+    controller.abort(new Error('job cancelled'));
+    // Calls still waiting in their queues are removed and end `cancelled`; running ones finish.
+    await this.dispatcher.cancel(jobId);
+  }
+
+  private filtersFor(job: JobRecord): ToolFilter[] {
+    const team = this.teams.byName(job.team);
+    // A team removed from the config since the job was submitted keeps no tools.
+    const teamFilter = team?.config.tools ?? { allow: [], deny: [] };
+    const requested = job.request.kind === 'agent' ? job.request.tools : undefined;
+    return [teamFilter, { allow: requested?.allow ?? ['*'], deny: requested?.deny ?? [] }];
+  }
+
+  private async runBatch(context: RunContext, request: BatchJobRequest) {
+    const limit = pLimit(BATCH_IN_FLIGHT);
+    const outcomes = await Promise.all(
+      request.calls.map((call, position) =>
+        limit(() =>
+          this.executor.execute(context, { id: `call-${position + 1}`, name: call.tool, args: call.arguments, position }),
+        ),
+      ),
+    );
+    return { calls: outcomes.length, outcomes: countStatuses(outcomes) };
+  }
+
+  private async runAgent(context: RunContext, request: AgentJobRequest): Promise<string> {
+    if (!request.model) throw new ModelCallError('the job has no model');
+    const model = createChatModel(request.model);
+    const defaults = this.config.orchestrator.defaultLimits;
+    const limits = {
+      maxSteps: request.limits?.maxSteps ?? defaults.maxSteps,
+      maxToolCalls: request.limits?.maxToolCalls ?? defaults.maxToolCalls,
+    };
+    const graph = buildAgentGraph({
+      limits,
+      checkpointer: this.checkpointer,
+      callModel: async (messages, signal) => {
+        const view = await this.catalog.view(...context.filters);
+        await this.events.publish(context.job.id, 'step', { step: messages.filter(isAiMessage).length + 1 });
+        try {
+          return (await model.bindTools(toFunctionTools(view.tools)).invoke(messages, signal ? { signal } : {})) as AIMessage;
+        } catch (error) {
+          if (signal?.aborted) throw error;
+          throw new ModelCallError(`the model (${request.model?.provider}) failed: ${(error as Error).message}`);
+        }
+      },
+      runTools: async (calls, alreadyCalled) =>
+        Promise.all(
+          calls.map(async (call, index) => {
+            const id = call.id ?? `call-${alreadyCalled + index + 1}`;
+            const outcome = await this.executor.execute(context, {
+              id,
+              name: call.name,
+              args: call.args,
+              position: alreadyCalled + index,
+            });
+            return toToolMessage(outcome, id, call.name);
+          }),
+        ),
+    });
+    const config = {
+      configurable: { thread_id: context.job.id },
+      signal: context.signal,
+      recursionLimit: limits.maxSteps * 2 + 10,
+    };
+    // A checkpoint means an earlier attempt got this far: continue from it instead of starting over.
+    const snapshot = await graph.getState(config);
+    const resumed = (snapshot.values.messages?.length ?? 0) > 0;
+    if (resumed) context.log.info({ next: snapshot.next }, 'resuming run from its checkpoint');
+    const final =
+      resumed && snapshot.next.length === 0
+        ? snapshot.values
+        : await graph.invoke(resumed ? null : { messages: initialMessages(request) }, config);
+    const answer = messageText(final.messages.at(-1));
+    await this.events.publish(context.job.id, 'message', { role: 'assistant', content: answer });
+    return answer;
+  }
+}
+
+function isAiMessage(message: { getType(): string }): boolean {
+  return message.getType() === 'ai';
+}
+
+function countStatuses(outcomes: ToolCallOutcome[]): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const outcome of outcomes) counts[outcome.status] = (counts[outcome.status] ?? 0) + 1;
+  return counts;
+}

@@ -1,0 +1,97 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { ToolCallOutcome } from '@switchyard/contracts';
+import { ModelToolCatalog } from '../../catalog/model-tool-catalog.ts';
+import { localOutcome } from '../../dispatch/local-outcome.ts';
+import { ToolCallDispatcher } from '../../dispatch/tool-call-dispatcher.ts';
+import { JobEvents } from '../../jobs/job-events.ts';
+import { JobStore } from '../../jobs/job-store.ts';
+import type { RunContext } from './run-context.ts';
+
+export interface RequestedToolCall {
+  id: string;
+  /** Model-facing name, `<server>__<tool>`. */
+  name: string;
+  args: Record<string, unknown>;
+  position: number;
+}
+
+/**
+ * Runs one tool call of a job through the fleet and records it (DESIGN §4 step 3). A call that already
+ * has an outcome — the run was resumed or re-run after a crash — is answered from the record and never
+ * dispatched again; one that was dispatched but not settled is re-dispatched under the same
+ * deterministic job id, which finds the existing queue job instead of adding a second.
+ */
+@Injectable()
+export class ToolCallExecutor {
+  constructor(
+    @Inject(JobStore) private readonly store: JobStore,
+    @Inject(JobEvents) private readonly events: JobEvents,
+    @Inject(ModelToolCatalog) private readonly catalog: ModelToolCatalog,
+    @Inject(ToolCallDispatcher) private readonly dispatcher: ToolCallDispatcher,
+  ) {}
+
+  async execute(context: RunContext, call: RequestedToolCall): Promise<ToolCallOutcome> {
+    const { job } = context;
+    const recorded = await this.store.toolCall(job.id, call.id);
+    if (recorded?.outcome) return recorded.outcome;
+
+    const tool = await this.catalog.resolve(call.name, ...context.filters);
+    const target = {
+      jobId: job.id,
+      toolCallId: call.id,
+      server: tool?.server ?? '',
+      tool: tool?.tool ?? call.name,
+      enqueuedAt: Date.now(),
+      trace: { traceparent: job.traceparent },
+    };
+    await this.store.recordDispatch({
+      jobId: job.id,
+      toolCallId: call.id,
+      position: call.position,
+      modelTool: call.name,
+      server: tool?.server ?? null,
+      tool: tool?.tool ?? null,
+      arguments: call.args,
+    });
+    await this.events.publish(job.id, 'tool_call.dispatched', { id: call.id, tool: call.name, server: tool?.server });
+
+    let outcome: ToolCallOutcome;
+    if (!tool) {
+      outcome = localOutcome(
+        target,
+        'failed',
+        `There is no tool named "${call.name}" available to this job.`,
+        'unknown_or_disallowed_tool',
+        'no',
+      );
+    } else if (context.signal.aborted) {
+      outcome = localOutcome(target, 'cancelled', 'The job was cancelled before this call ran.');
+    } else {
+      outcome = await this.dispatcher.dispatch({
+        jobId: job.id,
+        toolCallId: call.id,
+        server: tool.server,
+        tool: tool.tool,
+        arguments: call.args,
+        trace: { traceparent: job.traceparent },
+        labels: { team: job.team },
+      });
+    }
+    await this.store.recordOutcome(job.id, call.id, outcome);
+    await this.events.publish(job.id, 'tool_call.finished', {
+      id: call.id,
+      tool: call.name,
+      server: outcome.server || undefined,
+      status: outcome.status,
+      executed: outcome.executed,
+      attempts: outcome.attempts,
+      queuedMs: outcome.queuedMs,
+      runMs: outcome.runMs,
+    });
+    context.log.info(
+      { tool_call_id: call.id, tool: call.name, status: outcome.status, attempts: outcome.attempts },
+      'tool call settled',
+    );
+    return outcome;
+  }
+}

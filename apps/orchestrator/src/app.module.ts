@@ -1,0 +1,29 @@
+import { type DynamicModule, Module } from '@nestjs/common';
+import type { SwitchyardConfig } from '@switchyard/contracts';
+import { AgentModule } from './agent/agent.module.ts';
+import { AuthModule } from './auth/auth.module.ts';
+import { CatalogModule } from './catalog/catalog.module.ts';
+import { DispatchModule } from './dispatch/dispatch.module.ts';
+import { HealthModule } from './health/health.module.ts';
+import { JobsModule } from './jobs/jobs.module.ts';
+import type { Logger } from './runtime/logger.ts';
+import type { OrchestratorEnv } from './runtime/orchestrator-env.ts';
+import { RuntimeModule } from './runtime/runtime.module.ts';
+
+@Module({})
+export class AppModule {
+  static forRoot(config: SwitchyardConfig, env: OrchestratorEnv, log: Logger): DynamicModule {
+    return {
+      module: AppModule,
+      imports: [
+        RuntimeModule.forRoot(config, env, log),
+        AuthModule,
+        CatalogModule,
+        DispatchModule,
+        JobsModule,
+        AgentModule,
+        HealthModule,
+      ],
+    };
+  }
+}

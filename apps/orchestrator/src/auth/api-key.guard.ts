@@ -1,0 +1,36 @@
+import {
+  type CanActivate,
+  createParamDecorator,
+  type ExecutionContext,
+  Inject,
+  Injectable,
+  UnauthorizedException,
+} from '@nestjs/common';
+import type { Request } from 'express';
+import { type Team, TeamsService } from './teams.service.ts';
+
+type AuthenticatedRequest = Request & { team?: Team };
+
+/** Bearer API key on every /v1 route: a missing or unknown key is 401, never a hint which. */
+@Injectable()
+export class ApiKeyGuard implements CanActivate {
+  constructor(@Inject(TeamsService) private readonly teams: TeamsService) {}
+
+  canActivate(context: ExecutionContext): boolean {
+    const request = context.switchToHttp().getRequest<AuthenticatedRequest>();
+    const header = request.headers.authorization;
+    const match = header ? /^Bearer\s+(\S+)$/i.exec(header) : null;
+    if (!match?.[1]) throw new UnauthorizedException('missing "Authorization: Bearer <api key>" header');
+    const team = this.teams.byApiKey(match[1]);
+    if (!team) throw new UnauthorizedException('unknown API key');
+    request.team = team;
+    return true;
+  }
+}
+
+/** The team the request's API key belongs to (set by ApiKeyGuard). */
+export const CurrentTeam = createParamDecorator((_data: unknown, context: ExecutionContext): Team => {
+  const team = context.switchToHttp().getRequest<AuthenticatedRequest>().team;
+  if (!team) throw new UnauthorizedException('not authenticated');
+  return team;
+});

@@ -1,0 +1,48 @@
+import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
+import { Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { AGENT_RUNS_QUEUE } from '@switchyard/contracts';
+import type { OrchestratorEnv } from '../runtime/orchestrator-env.ts';
+import { ENV, REDIS } from '../runtime/tokens.ts';
+
+export interface AgentRunData {
+  jobId: string;
+}
+
+/** The `agent-runs` queue every orchestrator replica consumes; its job id is the job's id. */
+@Injectable()
+export class AgentRunQueue implements OnModuleDestroy {
+  readonly queue: Queue<AgentRunData>;
+
+  constructor(@Inject(REDIS) redis: Redis, @Inject(ENV) env: OrchestratorEnv) {
+    this.queue = new Queue<AgentRunData>(AGENT_RUNS_QUEUE, { connection: redis, prefix: env.prefix });
+  }
+
+  async enqueue(jobId: string): Promise<void> {
+    await this.queue.add(
+      'run',
+      { jobId },
+      {
+        jobId,
+        // A run that fails for infrastructure reasons (database down, replica lost) is retried; the
+        // checkpoint and the deterministic tool-call ids make a retry resume, not repeat.
+        attempts: 5,
+        backoff: { type: 'exponential', delay: 1_000 },
+        removeOnComplete: { age: 24 * 3600 },
+        removeOnFail: { age: 7 * 24 * 3600 },
+      },
+    );
+  }
+
+  /** Drops a run that has not started yet. */
+  async removeIfWaiting(jobId: string): Promise<void> {
+    const state = await this.queue.getJobState(jobId);
+    if (state === 'waiting' || state === 'delayed' || state === 'prioritized') {
+      await this.queue.remove(jobId).catch(() => undefined);
+    }
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    await this.queue.close();
+  }
+}

@@ -1,0 +1,63 @@
+import type { Request, Response } from 'express';
+import { FINAL_STATUSES, type JobStatus } from './job-request.ts';
+import type { JobEvents } from './job-events.ts';
+import type { JobStore } from './job-store.ts';
+
+const KEEPALIVE_MS = 15_000;
+
+/**
+ * Streams a job's events as server-sent events: first what is stored after `Last-Event-ID`, then each
+ * new event as it is announced. The stream ends after the job's final status.
+ */
+export async function streamJobEvents(
+  jobId: string,
+  lastEventId: number,
+  deps: { store: JobStore; events: JobEvents },
+  request: Request,
+  response: Response,
+): Promise<void> {
+  response.writeHead(200, {
+    'Content-Type': 'text/event-stream; charset=utf-8',
+    'Cache-Control': 'no-cache, no-transform',
+    Connection: 'keep-alive',
+    'X-Accel-Buffering': 'no',
+  });
+  response.flushHeaders();
+  let last = lastEventId;
+  let closed = false;
+  let draining: Promise<void> = Promise.resolve();
+
+  const close = () => {
+    if (closed) return;
+    closed = true;
+    unwatch();
+    clearInterval(keepalive);
+    response.end();
+  };
+  const drain = async () => {
+    while (!closed) {
+      const batch = await deps.store.eventsAfter(jobId, last);
+      for (const event of batch) {
+        response.write(`id: ${event.id}\nevent: ${event.type}\ndata: ${JSON.stringify({ ...event.data, at: event.at })}\n\n`);
+        last = event.id;
+        if (event.type === 'status' && FINAL_STATUSES.has(event.data.status as JobStatus)) {
+          close();
+          return;
+        }
+      }
+      if (batch.length === 0) return;
+    }
+  };
+  // Drains run one after another, so events are written once and in order.
+  const schedule = () => {
+    draining = draining.then(drain).catch(close);
+  };
+  const unwatch = deps.events.watch(jobId, schedule);
+  const keepalive = setInterval(() => {
+    response.write(': keep-alive\n\n');
+    schedule();
+  }, KEEPALIVE_MS);
+  request.on('close', close);
+  schedule();
+  await draining;
+}

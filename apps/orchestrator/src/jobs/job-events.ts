@@ -1,0 +1,73 @@
+import { EventEmitter } from 'node:events';
+import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
+import type { Redis } from 'ioredis';
+import type { Logger } from '../runtime/logger.ts';
+import type { OrchestratorEnv } from '../runtime/orchestrator-env.ts';
+import { ENV, LOGGER, REDIS } from '../runtime/tokens.ts';
+import { JobStore } from './job-store.ts';
+
+export type JobEventType =
+  | 'status'
+  | 'step'
+  | 'tool_call.dispatched'
+  | 'tool_call.finished'
+  | 'message';
+
+/**
+ * A job's progress: stored in PostgreSQL (so a late or reconnecting SSE client replays it) and
+ * announced over Redis pub/sub (so the replica serving the stream hears about a run on another
+ * replica). One subscriber connection per process, whatever the number of streams.
+ */
+@Injectable()
+export class JobEvents implements OnModuleInit, OnModuleDestroy {
+  private readonly local = new EventEmitter().setMaxListeners(0);
+  private readonly subscriber: Redis;
+  private readonly channels: { events: string; cancel: string };
+
+  constructor(
+    @Inject(JobStore) private readonly store: JobStore,
+    @Inject(REDIS) private readonly redis: Redis,
+    @Inject(ENV) env: OrchestratorEnv,
+    @Inject(LOGGER) private readonly log: Logger,
+  ) {
+    this.subscriber = redis.duplicate();
+    this.channels = { events: `${env.prefix}:job-events`, cancel: `${env.prefix}:job-cancel` };
+  }
+
+  async onModuleInit(): Promise<void> {
+    this.subscriber.on('message', (channel: string, jobId: string) => {
+      if (channel === this.channels.events) this.local.emit(`event:${jobId}`);
+      else if (channel === this.channels.cancel) this.local.emit('cancel', jobId);
+    });
+    await this.subscriber.subscribe(this.channels.events, this.channels.cancel);
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    this.local.removeAllListeners();
+    this.subscriber.disconnect();
+  }
+
+  async publish(jobId: string, type: JobEventType, data: Record<string, unknown>): Promise<void> {
+    try {
+      await this.store.appendEvent(jobId, type, data);
+      await this.redis.publish(this.channels.events, jobId);
+    } catch (error) {
+      // Progress events are for watchers; losing one must not fail the job they describe.
+      this.log.warn({ job_id: jobId, type, err: error }, 'could not publish job event');
+    }
+  }
+
+  /** Calls `listener` whenever new events of `jobId` may be in the store; returns the unsubscribe. */
+  watch(jobId: string, listener: () => void): () => void {
+    this.local.on(`event:${jobId}`, listener);
+    return () => this.local.off(`event:${jobId}`, listener);
+  }
+
+  async announceCancel(jobId: string): Promise<void> {
+    await this.redis.publish(this.channels.cancel, jobId);
+  }
+
+  onCancel(listener: (jobId: string) => void): void {
+    this.local.on('cancel', listener);
+  }
+}

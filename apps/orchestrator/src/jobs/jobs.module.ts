@@ -1,0 +1,16 @@
+import { Module } from '@nestjs/common';
+import { CheckpointModule } from '../agent/runs/checkpoint.module.ts';
+import { AuthModule } from '../auth/auth.module.ts';
+import { AgentRunQueue } from './agent-run-queue.ts';
+import { JobEvents } from './job-events.ts';
+import { JobStore } from './job-store.ts';
+import { JobsController } from './jobs.controller.ts';
+import { JobsService } from './jobs.service.ts';
+
+@Module({
+  imports: [AuthModule, CheckpointModule],
+  controllers: [JobsController],
+  providers: [JobStore, JobEvents, AgentRunQueue, JobsService],
+  exports: [JobStore, JobEvents, AgentRunQueue],
+})
+export class JobsModule {}

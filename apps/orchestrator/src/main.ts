@@ -1,0 +1,41 @@
+import 'reflect-metadata';
+import { NestFactory } from '@nestjs/core';
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
+import { ConfigError, loadConfig } from '@switchyard/contracts';
+import { AppModule } from './app.module.ts';
+import { HttpErrorsFilter } from './http/http-errors.filter.ts';
+import { createLogger, PinoNestLogger } from './runtime/logger.ts';
+import { readOrchestratorEnv } from './runtime/orchestrator-env.ts';
+
+/** `npm run orchestrator`: the HTTP API and this replica's share of agent runs, until SIGTERM. */
+async function main(): Promise<void> {
+  const env = readOrchestratorEnv();
+  const log = createLogger({ replicaId: env.replicaId });
+  const config = loadConfig(env.configPath);
+  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config, env, log), {
+    logger: new PinoNestLogger(log),
+    bodyParser: false,
+  });
+  app.useBodyParser('json', { limit: config.orchestrator.maxRequestBytes });
+  app.useGlobalFilters(new HttpErrorsFilter(log));
+  app.enableShutdownHooks(['SIGTERM', 'SIGINT']);
+  const openApi = new DocumentBuilder()
+    .setTitle('Switchyard')
+    .setDescription('Agent jobs whose MCP tool calls run on a fleet of tool workers')
+    .setVersion('0.1.0')
+    .addBearerAuth()
+    .build();
+  SwaggerModule.setup('docs', app, () => SwaggerModule.createDocument(app, openApi));
+  await app.listen(env.port, env.host);
+  log.info({ url: await app.getUrl(), port: env.port }, 'orchestrator listening');
+}
+
+main().catch((error: unknown) => {
+  if (error instanceof ConfigError) {
+    process.stderr.write(`switchyard orchestrator: config error: ${error.message}\n`);
+    process.exit(2);
+  }
+  process.stderr.write(`switchyard orchestrator: ${error instanceof Error ? error.stack : String(error)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,78 @@
+import pg from 'pg';
+
+/**
+ * One pool per process, pinned to the deployment's schema with search_path, so every query is
+ * unqualified and a test run's fresh schema isolates it completely.
+ */
+export function createPool(databaseUrl: string, schema: string): pg.Pool {
+  return new pg.Pool({
+    connectionString: databaseUrl,
+    options: `-c search_path=${schema}`,
+    max: 10,
+    connectionTimeoutMillis: 10_000,
+  });
+}
+
+/** Serializes migrations across replicas starting at once. */
+const MIGRATION_LOCK = 7_310_042;
+
+const MIGRATIONS: string[] = [
+  `CREATE TABLE IF NOT EXISTS jobs (
+     id text PRIMARY KEY,
+     team text NOT NULL,
+     kind text NOT NULL CHECK (kind IN ('agent', 'batch')),
+     status text NOT NULL CHECK (status IN ('queued', 'running', 'succeeded', 'failed', 'cancelled')),
+     request jsonb NOT NULL,
+     result jsonb,
+     error text,
+     trace_id text NOT NULL,
+     traceparent text NOT NULL,
+     idempotency_key text,
+     created_at timestamptz NOT NULL DEFAULT now(),
+     started_at timestamptz,
+     finished_at timestamptz,
+     UNIQUE (team, idempotency_key)
+   )`,
+  `CREATE INDEX IF NOT EXISTS jobs_team_active ON jobs (team) WHERE status IN ('queued', 'running')`,
+  `CREATE TABLE IF NOT EXISTS tool_calls (
+     job_id text NOT NULL REFERENCES jobs (id) ON DELETE CASCADE,
+     tool_call_id text NOT NULL,
+     position integer NOT NULL,
+     model_tool text NOT NULL,
+     server text,
+     tool text,
+     arguments jsonb NOT NULL,
+     status text NOT NULL,
+     outcome jsonb,
+     dispatched_at timestamptz NOT NULL DEFAULT now(),
+     finished_at timestamptz,
+     PRIMARY KEY (job_id, tool_call_id)
+   )`,
+  `CREATE TABLE IF NOT EXISTS job_events (
+     id bigserial PRIMARY KEY,
+     job_id text NOT NULL REFERENCES jobs (id) ON DELETE CASCADE,
+     type text NOT NULL,
+     data jsonb NOT NULL,
+     at timestamptz NOT NULL DEFAULT now()
+   )`,
+  `CREATE INDEX IF NOT EXISTS job_events_job ON job_events (job_id, id)`,
+];
+
+/** Runs `work` while holding the cluster-wide migration lock, so replicas starting at once take turns. */
+export async function withMigrationLock<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  try {
+    await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
+    return await work(client);
+  } finally {
+    await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]).catch(() => undefined);
+    client.release();
+  }
+}
+
+export async function migrate(pool: pg.Pool, schema: string): Promise<void> {
+  await withMigrationLock(pool, async (client) => {
+    await client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
+    for (const statement of MIGRATIONS) await client.query(statement);
+  });
+}

@@ -1,0 +1,55 @@
+import { Global, Inject, Module, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
+import { Redis } from 'ioredis';
+import type pg from 'pg';
+import type { SwitchyardConfig } from '@switchyard/contracts';
+import { createPool, migrate } from './database.ts';
+import type { Logger } from './logger.ts';
+import type { OrchestratorEnv } from './orchestrator-env.ts';
+import { CONFIG, ENV, LOGGER, PG_POOL, REDIS } from './tokens.ts';
+
+/**
+ * Process-wide resources: the config, the environment, the logger, one shared Redis command connection
+ * and one PostgreSQL pool. Everything else gets them by injection; they are closed last.
+ */
+@Global()
+@Module({})
+export class RuntimeModule implements OnModuleInit, OnApplicationShutdown {
+  constructor(
+    @Inject(PG_POOL) private readonly pool: pg.Pool,
+    @Inject(REDIS) private readonly redis: Redis,
+    @Inject(ENV) private readonly env: OrchestratorEnv,
+  ) {}
+
+  static forRoot(config: SwitchyardConfig, env: OrchestratorEnv, log: Logger) {
+    return {
+      module: RuntimeModule,
+      providers: [
+        { provide: CONFIG, useValue: config },
+        { provide: ENV, useValue: env },
+        { provide: LOGGER, useValue: log },
+        {
+          provide: REDIS,
+          useFactory: () => {
+            const redis = new Redis(env.redisUrl, {
+              maxRetriesPerRequest: null,
+              connectionName: `switchyard-orchestrator-${env.replicaId}`,
+            });
+            redis.on('error', (error) => log.warn({ err: error }, 'redis connection error'));
+            return redis;
+          },
+        },
+        { provide: PG_POOL, useFactory: () => createPool(env.databaseUrl, env.databaseSchema) },
+      ],
+      exports: [CONFIG, ENV, LOGGER, REDIS, PG_POOL],
+    };
+  }
+
+  async onModuleInit(): Promise<void> {
+    await migrate(this.pool, this.env.databaseSchema);
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.redis.quit().catch(() => this.redis.disconnect());
+    await this.pool.end();
+  }
+}

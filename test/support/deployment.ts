@@ -1,0 +1,96 @@
+import { randomUUID } from 'node:crypto';
+import pg from 'pg';
+import { ApiClient } from './api-client.ts';
+import { Fleet, type ServerEntry } from './fleet.ts';
+import { ORCHESTRATOR_MAIN, tsxArgs } from './paths.ts';
+import { freePort } from './ports.ts';
+import type { TestProcess } from './processes.ts';
+import { REDIS_URL } from './redis.ts';
+
+export const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+
+export const TEAM_KEYS = {
+  alpha: 'alpha-key-0000000000000001',
+  beta: 'beta-key-00000000000000002',
+  searchers: 'searchers-key-000000000003',
+};
+
+export interface Orchestrator {
+  process: TestProcess;
+  url: string;
+  api: (team?: keyof typeof TEAM_KEYS) => ApiClient;
+}
+
+/** Fast failover for tests: a replica that dies loses its runs within seconds. */
+export const FAST_ORCHESTRATOR_SETTINGS = { lockDurationMs: 2_000, stalledIntervalMs: 1_000 };
+
+/**
+ * A whole isolated Switchyard: the Fleet (prefix, workers, MCP servers) plus orchestrator replicas on a
+ * fresh PostgreSQL schema. `close()` stops every process and drops the schema and the Redis keys.
+ */
+export class Deployment extends Fleet {
+  readonly schema = `sy_test_${randomUUID().replaceAll('-', '').slice(0, 12)}`;
+  private readonly orchestrators: Orchestrator[] = [];
+
+  constructor(
+    label: string,
+    servers: (dir: string) => Record<string, ServerEntry>,
+    options: { teams?: Record<string, unknown>; orchestrator?: Record<string, unknown> } = {},
+  ) {
+    super(
+      label,
+      servers,
+      {},
+      {
+        teams: options.teams ?? {
+          alpha: { apiKeys: [TEAM_KEYS.alpha], maxConcurrentJobs: 50 },
+          beta: { apiKeys: [TEAM_KEYS.beta] },
+          searchers: { apiKeys: [TEAM_KEYS.searchers], tools: { allow: ['search__*'] } },
+        },
+        orchestrator: { ...FAST_ORCHESTRATOR_SETTINGS, ...options.orchestrator },
+      },
+    );
+  }
+
+  async startOrchestrator(id = `o${Math.random().toString(36).slice(2, 8)}`): Promise<Orchestrator> {
+    const port = await freePort();
+    const process = this.group.start(`orchestrator ${id}`, tsxArgs(ORCHESTRATOR_MAIN), {
+      REDIS_URL,
+      DATABASE_URL,
+      DATABASE_SCHEMA: this.schema,
+      SWITCHYARD_CONFIG: this.configPath,
+      SWITCHYARD_PREFIX: this.prefix,
+      REPLICA_ID: id,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'debug',
+    });
+    await process.waitFor((log) => log.msg === 'orchestrator listening', `${id} to listen`, 60_000);
+    const url = `http://127.0.0.1:${port}`;
+    const orchestrator = {
+      process,
+      url,
+      api: (team?: keyof typeof TEAM_KEYS) => new ApiClient(url, team ? TEAM_KEYS[team] : undefined),
+    };
+    this.orchestrators.push(orchestrator);
+    return orchestrator;
+  }
+
+  /** A client of the first orchestrator started, with `team`'s key. */
+  api(team?: keyof typeof TEAM_KEYS): ApiClient {
+    const first = this.orchestrators[0];
+    if (!first) throw new Error('no orchestrator started');
+    return first.api(team);
+  }
+
+  override async close(): Promise<void> {
+    await super.close();
+    const client = new pg.Client({ connectionString: DATABASE_URL });
+    await client.connect();
+    try {
+      await client.query(`DROP SCHEMA IF EXISTS ${this.schema} CASCADE`);
+    } finally {
+      await client.end();
+    }
+  }
+}
