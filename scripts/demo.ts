@@ -1,99 +1,167 @@
 /**
- * `npm run demo`: the main job on local defaults. Finds or starts Redis, starts two tool workers on the
- * example MCP servers of switchyard.yaml, sends a batch of tool calls through the fleet, prints every
- * call's outcome, and stops everything it started.
+ * `npm run demo`: the main job on local defaults. Finds (or starts) Redis and PostgreSQL, starts an
+ * orchestrator and two tool workers on the example MCP servers of switchyard.yaml, submits a batch job
+ * and an agent job over HTTP, prints every tool call's server, outcome, attempts and timings, and stops
+ * everything it started.
  */
 import { randomUUID } from 'node:crypto';
+import { createServer } from 'node:net';
 import { resolve } from 'node:path';
-import { configPathFromEnv, loadConfig, type ToolCallOutcome } from '@switchyard/contracts';
-import { CatalogReader } from '@switchyard/orchestrator/catalog';
-import { ToolCallDispatcher } from '@switchyard/orchestrator/dispatch';
-import { Redis } from 'ioredis';
-import { ensureRedis } from './demo/local-services.ts';
-import { printOutcomes } from './demo/print-outcomes.ts';
+import { configPathFromEnv, loadConfig } from '@switchyard/contracts';
+import pg from 'pg';
+import { JobClient } from './demo/job-client.ts';
+import { ensurePostgres, ensureRedis, type LocalService } from './demo/local-services.ts';
+import { printToolCalls } from './demo/print-outcomes.ts';
 import { type StartedProcess, startNodeProcess } from './demo/worker-processes.ts';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const LOG_DIR = resolve(ROOT, '.switchyard');
 
+function freePort(): Promise<number> {
+  return new Promise((done, fail) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() =>
+        typeof address === 'object' && address ? done(address.port) : fail(new Error('no port')),
+      );
+    });
+  });
+}
+
+const BATCH = {
+  kind: 'batch',
+  calls: [
+    { tool: 'search__search', arguments: { query: 'serialized queue', limit: 3 } },
+    { tool: 'search__get_document', arguments: { id: 'no-such-document' } },
+    { tool: 'notes__add_note', arguments: { text: 'written exactly once' } },
+    { tool: 'notes__add_note', arguments: { text: 42 } },
+    { tool: 'slow__sleep', arguments: { ms: 500, progressEveryMs: 100 } },
+    ...Array.from({ length: 5 }, (_, index) => ({
+      tool: 'recorder__record',
+      arguments: { ms: 40, label: `serial-${index}` },
+    })),
+  ],
+};
+
+/** The scripted model, unless a real provider is configured (SWITCHYARD_MODEL_PROVIDER / _NAME). */
+function agentJob() {
+  const input = 'Find what the docs say about tracing and save a note summarising it.';
+  if (process.env.SWITCHYARD_MODEL_PROVIDER) return { kind: 'agent', input, limits: { maxSteps: 8 } };
+  return {
+    kind: 'agent',
+    input,
+    model: {
+      provider: 'scripted',
+      script: [
+        {
+          toolCalls: [
+            { tool: 'search__search', arguments: { query: 'tracing' } },
+            { tool: 'recorder__record', arguments: { ms: 200, label: 'in parallel with the search' } },
+          ],
+        },
+        {
+          toolCalls: [
+            {
+              tool: 'notes__add_note',
+              arguments: { text: 'Tracing: one trace per job, W3C context in _meta.' },
+            },
+          ],
+        },
+        { final: 'I searched the docs for tracing and saved a note with the summary.' },
+      ],
+    },
+  };
+}
+
 async function main(): Promise<void> {
   process.chdir(ROOT);
   const configPath = configPathFromEnv();
   const config = loadConfig(configPath);
-  const redisService = await ensureRedis();
-  console.log(`Redis: ${redisService.url} (${redisService.source})`);
+  const [team, teamConfig] = Object.entries(config.teams)[0] ?? [];
+  const apiKey = teamConfig?.apiKeys[0];
+  if (!team || !apiKey)
+    throw new Error(`${configPath} defines no team with an API key; the demo submits jobs as one`);
+
+  const services: LocalService[] = [];
+  const processes: StartedProcess[] = [];
   const prefix = `switchyard-demo-${randomUUID().slice(0, 8)}`;
-  const workers: StartedProcess[] = [];
-  const redis = new Redis(redisService.url, {
-    maxRetriesPerRequest: null,
-    connectionName: 'switchyard-demo',
-  });
-  let dispatcher: ToolCallDispatcher | undefined;
+  const schema = `switchyard_demo_${randomUUID().replaceAll('-', '').slice(0, 8)}`;
+  let databaseUrl: string | undefined;
   try {
+    const redis = await ensureRedis();
+    services.push(redis);
+    const postgres = await ensurePostgres();
+    services.push(postgres);
+    databaseUrl = postgres.url;
+    console.log(`Redis:      ${redis.url} (${redis.source})`);
+    console.log(`PostgreSQL: ${postgres.url} (${postgres.source}), schema ${schema}`);
+
+    const common = { REDIS_URL: redis.url, SWITCHYARD_CONFIG: configPath, SWITCHYARD_PREFIX: prefix };
     for (const id of ['demo-worker-1', 'demo-worker-2']) {
-      workers.push(
-        startNodeProcess(
-          id,
-          'apps/tool-worker/src/main.ts',
-          {
-            REDIS_URL: redisService.url,
-            SWITCHYARD_CONFIG: configPath,
-            SWITCHYARD_PREFIX: prefix,
-            WORKER_ID: id,
-          },
-          LOG_DIR,
-        ),
+      processes.push(
+        startNodeProcess(id, 'apps/tool-worker/src/main.ts', { ...common, WORKER_ID: id }, LOG_DIR),
       );
     }
-    await Promise.all(
-      workers.map((worker) => worker.waitForLog((log) => log.msg === 'tool worker started', 'start-up')),
+    const port = await freePort();
+    const orchestrator = startNodeProcess(
+      'demo-orchestrator',
+      'apps/orchestrator/src/main.ts',
+      {
+        ...common,
+        DATABASE_URL: postgres.url,
+        DATABASE_SCHEMA: schema,
+        PORT: String(port),
+        HOST: '127.0.0.1',
+        REPLICA_ID: 'demo-orchestrator',
+      },
+      LOG_DIR,
     );
-    console.log(`Workers: ${workers.map((worker) => `${worker.name} (logs: ${worker.logFile})`).join(', ')}`);
+    processes.push(orchestrator);
+    await Promise.all([
+      ...processes
+        .slice(0, 2)
+        .map((worker) => worker.waitForLog((log) => log.msg === 'tool worker started', 'start-up')),
+      orchestrator.waitForLog((log) => log.msg === 'orchestrator listening', 'start-up'),
+    ]);
+    const baseUrl = `http://127.0.0.1:${port}`;
+    console.log(
+      `Orchestrator: ${baseUrl} (OpenAPI at ${baseUrl}/docs); workers: demo-worker-1, demo-worker-2`,
+    );
+    console.log(`Logs: ${LOG_DIR}/`);
 
-    dispatcher = new ToolCallDispatcher({ config, prefix, redis, catalog: new CatalogReader(redis, prefix) });
-    await dispatcher.start();
-    const jobId = `demo-${randomUUID().slice(0, 8)}`;
-    const calls: Array<[string, string, Record<string, unknown>]> = [
-      ['search', 'search', { query: 'serialized queue', limit: 3 }],
-      ['search', 'get_document', { id: 'no-such-document' }],
-      ['notes', 'add_note', { text: 'written exactly once' }],
-      ['notes', 'add_note', { text: 42 }],
-      ['slow', 'sleep', { ms: 500, progressEveryMs: 100 }],
-      ...Array.from({ length: 6 }, (_, index): [string, string, Record<string, unknown>] => [
-        'recorder',
-        'record',
-        { ms: 40, label: `serialized-${index}` },
-      ]),
-    ];
+    const client = new JobClient(baseUrl, apiKey);
     const started = Date.now();
-    const active = dispatcher;
-    const outcomes: ToolCallOutcome[] = await Promise.all(
-      calls.map(([server, tool, args], index) =>
-        active.dispatch({ jobId, toolCallId: `call-${index + 1}`, server, tool, arguments: args }),
+    const jobs = await Promise.all([client.submit(BATCH), client.submit(agentJob())]);
+    await Promise.all(
+      jobs.map((job) =>
+        client.waitUntilFinished(job.id, (type, data) => {
+          if (type === 'status') console.log(`  ${job.id}: ${data.status}`);
+        }),
       ),
     );
-    printOutcomes(`Batch ${jobId}: ${calls.length} calls in ${Date.now() - started} ms`, outcomes);
-    const counts = outcomes.reduce<Record<string, number>>((all, outcome) => {
-      all[outcome.status] = (all[outcome.status] ?? 0) + 1;
-      return all;
-    }, {});
-    console.log(
-      `\nOutcomes: ${Object.entries(counts)
-        .map(([status, count]) => `${status} ${count}`)
-        .join(', ')}`,
-    );
+    console.log(`Both jobs finished in ${Date.now() - started} ms.`);
+    for (const { id } of jobs) {
+      const job = await client.job(id);
+      printToolCalls(`${job.kind} job ${job.id}: ${job.status} (trace ${job.traceId})`, job.toolCalls);
+      if (job.kind === 'agent') console.log(`\nAnswer: ${job.result ?? job.error}`);
+      else console.log(`\nResult: ${JSON.stringify(job.result)}`);
+      if (job.status !== 'succeeded') process.exitCode = 1;
+    }
   } finally {
-    await dispatcher?.close();
-    await Promise.all(workers.map((worker) => worker.stop()));
-    const keys = await redis.keys(`${prefix}:*`);
-    if (keys.length > 0) await redis.del(...keys);
-    await redis.quit();
-    await redisService.stop();
+    await Promise.all(processes.map((started) => started.stop()));
+    if (databaseUrl) await dropSchema(databaseUrl, schema);
+    for (const service of services.reverse()) await service.stop();
   }
 }
 
+async function dropSchema(databaseUrl: string, schema: string): Promise<void> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`).finally(() => client.end());
+}
+
 main().then(
-  () => process.exit(0),
+  () => process.exit(process.exitCode ?? 0),
   (error: unknown) => {
     console.error(`demo failed: ${error instanceof Error ? error.message : String(error)}`);
     process.exit(1);

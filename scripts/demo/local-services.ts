@@ -4,6 +4,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
+import pg from 'pg';
 
 export interface LocalService {
   url: string;
@@ -72,6 +73,87 @@ export async function ensureRedis(): Promise<LocalService> {
     source: 'started',
     stop: async () => {
       child.kill('SIGTERM');
+      await new Promise((resolve) => child.once('exit', resolve));
+    },
+  };
+}
+
+async function postgresAnswers(url: string): Promise<boolean> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2_000 });
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+    await client.query('SELECT 1');
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+/** The PostgreSQL binaries of a Debian/Ubuntu install, or whatever is on PATH. */
+function postgresBinary(name: string): string | undefined {
+  const found = spawnSync(
+    'sh',
+    ['-c', `command -v ${name} || ls -d /usr/lib/postgresql/*/bin/${name} 2>/dev/null | sort -V | tail -n 1`],
+    {
+      encoding: 'utf8',
+    },
+  ).stdout.trim();
+  return found || undefined;
+}
+
+/**
+ * DATABASE_URL if set; else postgres@127.0.0.1:5432 if it answers; else a throwaway cluster (initdb +
+ * postgres, as a non-root user); else a clear error saying what is missing.
+ */
+export async function ensurePostgres(): Promise<LocalService> {
+  const fromEnv = process.env.DATABASE_URL;
+  if (fromEnv) {
+    if (await postgresAnswers(fromEnv)) return { url: fromEnv, source: 'env', stop: nothingToStop };
+    throw new Error(`DATABASE_URL=${fromEnv} does not answer`);
+  }
+  for (const local of [
+    'postgres://postgres@127.0.0.1:5432/postgres',
+    `postgres://${process.env.USER ?? 'postgres'}@127.0.0.1:5432/postgres`,
+  ]) {
+    if (await postgresAnswers(local)) return { url: local, source: 'default', stop: nothingToStop };
+  }
+  const initdb = postgresBinary('initdb');
+  const postgres = postgresBinary('postgres');
+  if (!initdb || !postgres) {
+    throw new Error(
+      'No PostgreSQL: set DATABASE_URL, start one on 127.0.0.1:5432 (user postgres, trust auth), or install PostgreSQL (Debian: apt-get install postgresql) so the demo can start its own.',
+    );
+  }
+  if (process.getuid?.() === 0) {
+    throw new Error(
+      'No PostgreSQL answers on 127.0.0.1:5432, and PostgreSQL refuses to run as root, so the demo cannot start its own: set DATABASE_URL or start the system cluster (pg_ctlcluster <version> main start).',
+    );
+  }
+  const dir = mkdtempSync(join(tmpdir(), 'switchyard-postgres-'));
+  const init = spawnSync(initdb, ['-D', dir, '-U', 'postgres', '--auth=trust', '--no-sync'], {
+    encoding: 'utf8',
+  });
+  if (init.status !== 0) throw new Error(`initdb failed: ${init.stderr}`);
+  const port = await freePort();
+  const child = spawn(
+    postgres,
+    ['-D', dir, '-p', String(port), '-k', dir, '-c', 'listen_addresses=127.0.0.1', '-c', 'fsync=off'],
+    {
+      stdio: 'ignore',
+    },
+  );
+  const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
+  for (let attempt = 0; attempt < 100 && !(await postgresAnswers(url)); attempt++) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return {
+    url,
+    source: 'started',
+    stop: async () => {
+      child.kill('SIGINT');
       await new Promise((resolve) => child.once('exit', resolve));
     },
   };

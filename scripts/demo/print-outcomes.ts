@@ -1,16 +1,30 @@
-import type { ToolCallOutcome } from '@switchyard/contracts';
+/** A tool call as `GET /v1/jobs/:id` returns it. */
+export interface ToolCallView {
+  id: string;
+  tool: string;
+  server: string | null;
+  outcome: {
+    status: string;
+    executed: string;
+    attempts: number;
+    workerId?: string;
+    queuedMs: number;
+    runMs: number;
+  } | null;
+}
 
 /** One line per tool call: what ran where, how it ended, and how long it queued and ran. */
-export function printOutcomes(title: string, outcomes: ToolCallOutcome[]): void {
-  const rows = outcomes.map((outcome) => ({
-    call: outcome.toolCallId,
-    tool: `${outcome.server}__${outcome.tool}`,
-    status: outcome.status,
-    executed: outcome.executed,
-    attempts: String(outcome.attempts),
-    worker: outcome.workerId ?? '-',
-    'queued ms': String(Math.round(outcome.queuedMs)),
-    'run ms': String(Math.round(outcome.runMs)),
+export function printToolCalls(title: string, calls: ToolCallView[]): void {
+  const rows = calls.map((call) => ({
+    call: call.id,
+    tool: call.tool,
+    server: call.server ?? '-',
+    status: call.outcome?.status ?? '(none)',
+    executed: call.outcome?.executed ?? '-',
+    attempts: String(call.outcome?.attempts ?? '-'),
+    worker: call.outcome?.workerId ?? '-',
+    'queued ms': String(Math.round(call.outcome?.queuedMs ?? 0)),
+    'run ms': String(Math.round(call.outcome?.runMs ?? 0)),
   }));
   const columns = Object.keys(rows[0] ?? {}) as Array<keyof (typeof rows)[number]>;
   const width = (column: (typeof columns)[number]) =>

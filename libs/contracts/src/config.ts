@@ -131,7 +131,11 @@ export const OrchestratorSettingsSchema = z
     lockDurationMs: z.int().min(500).default(30_000),
     stalledIntervalMs: z.int().min(250).default(15_000),
     /** Largest accepted HTTP request body. */
-    maxRequestBytes: z.int().min(1024).max(64 * 1024 * 1024).default(1024 * 1024),
+    maxRequestBytes: z
+      .int()
+      .min(1024)
+      .max(64 * 1024 * 1024)
+      .default(1024 * 1024),
     /** Limits of a job that does not set its own. */
     defaultLimits: z
       .strictObject({

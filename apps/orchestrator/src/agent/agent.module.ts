@@ -10,11 +10,7 @@ import { ToolCallExecutor } from './tools/tool-call-executor.ts';
 
 @Module({
   imports: [AuthModule, CatalogModule, DispatchModule, JobsModule, CheckpointModule],
-  providers: [
-    ToolCallExecutor,
-    AgentRunner,
-    AgentRunConsumer,
-  ],
+  providers: [ToolCallExecutor, AgentRunner, AgentRunConsumer],
   exports: [AgentRunner],
 })
 export class AgentModule {}

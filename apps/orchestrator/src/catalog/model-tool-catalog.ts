@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
-import picomatch from 'picomatch';
 import { type CatalogTool, isIdempotent, type SwitchyardConfig } from '@switchyard/contracts';
+import picomatch from 'picomatch';
 import type { Logger } from '../runtime/logger.ts';
 import { CONFIG, LOGGER } from '../runtime/tokens.ts';
 import { CatalogReader, type ServerAvailability } from './catalog-reader.ts';
@@ -61,7 +61,10 @@ export class ModelToolCatalog {
   /** Every tool passing all the filters (team's, then the job's). */
   async view(...filters: ToolFilter[]): Promise<ModelToolView> {
     const all = await this.everything();
-    return { ...all, tools: all.tools.filter((tool) => filters.every((filter) => permits(filter, tool.name))) };
+    return {
+      ...all,
+      tools: all.tools.filter((tool) => filters.every((filter) => permits(filter, tool.name))),
+    };
   }
 
   /**

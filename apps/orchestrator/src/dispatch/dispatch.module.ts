@@ -1,6 +1,6 @@
 import { Inject, Module, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
-import type { Redis } from 'ioredis';
 import type { SwitchyardConfig } from '@switchyard/contracts';
+import type { Redis } from 'ioredis';
 import { AuthModule } from '../auth/auth.module.ts';
 import { CatalogModule } from '../catalog/catalog.module.ts';
 import { CatalogReader } from '../catalog/catalog-reader.ts';
@@ -17,7 +17,13 @@ import { ToolCallDispatcher } from './tool-call-dispatcher.ts';
     {
       provide: ToolCallDispatcher,
       inject: [CONFIG, ENV, REDIS, CatalogReader, LOGGER],
-      useFactory: (config: SwitchyardConfig, env: OrchestratorEnv, redis: Redis, catalog: CatalogReader, log: Logger) =>
+      useFactory: (
+        config: SwitchyardConfig,
+        env: OrchestratorEnv,
+        redis: Redis,
+        catalog: CatalogReader,
+        log: Logger,
+      ) =>
         new ToolCallDispatcher({
           config,
           prefix: env.prefix,

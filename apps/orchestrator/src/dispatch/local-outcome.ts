@@ -3,8 +3,8 @@ import {
   type Executed,
   type OutcomeStatus,
   type ToolCallOutcome,
-  traceIdOf,
   type TraceCarrier,
+  traceIdOf,
 } from '@switchyard/contracts';
 
 export interface LocalCall {

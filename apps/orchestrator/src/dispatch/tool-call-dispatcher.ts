@@ -157,7 +157,14 @@ export class ToolCallDispatcher {
 
   /** Queue depth of one server, for operators (GET /v1/servers, metrics). */
   async queueCounts(server: string): Promise<Record<string, number>> {
-    return this.queueFor(server).getJobCounts('waiting', 'prioritized', 'delayed', 'active', 'completed', 'failed');
+    return this.queueFor(server).getJobCounts(
+      'waiting',
+      'prioritized',
+      'delayed',
+      'active',
+      'completed',
+      'failed',
+    );
   }
 
   private queueFor(server: string): Queue {

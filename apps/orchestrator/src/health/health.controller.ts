@@ -5,7 +5,10 @@ import type pg from 'pg';
 import { PG_POOL, REDIS } from '../runtime/tokens.ts';
 
 const withTimeout = <T>(work: Promise<T>, ms: number): Promise<T> =>
-  Promise.race([work, new Promise<T>((_, reject) => setTimeout(() => reject(new Error(`no answer in ${ms} ms`)), ms).unref())]);
+  Promise.race([
+    work,
+    new Promise<T>((_, reject) => setTimeout(() => reject(new Error(`no answer in ${ms} ms`)), ms).unref()),
+  ]);
 
 @ApiTags('health')
 @Controller('health')
@@ -28,7 +31,9 @@ export class HealthController {
       withTimeout(this.redis.ping(), 2_000),
       withTimeout(this.pool.query('SELECT 1'), 2_000),
     ]);
-    const [redis, postgres] = checks.map((check) => (check.status === 'fulfilled' ? 'ok' : String(check.reason)));
+    const [redis, postgres] = checks.map((check) =>
+      check.status === 'fulfilled' ? 'ok' : String(check.reason),
+    );
     const body = { status: redis === 'ok' && postgres === 'ok' ? 'ok' : 'unavailable', redis, postgres };
     if (body.status !== 'ok') throw new ServiceUnavailableException(body);
     return body;

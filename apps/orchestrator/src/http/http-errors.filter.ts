@@ -22,7 +22,8 @@ export class HttpErrorsFilter implements ExceptionFilter {
     const response = host.switchToHttp().getResponse<Response>();
     if (response.headersSent) return;
     // Nest wraps body-parser errors in an HttpException; the parser's own error says what was wrong.
-    const parserFailure = exception instanceof HttpException ? (exception.cause as BodyParserError | undefined) : undefined;
+    const parserFailure =
+      exception instanceof HttpException ? (exception.cause as BodyParserError | undefined) : undefined;
     if (parserFailure?.type) {
       this.reject(response, exception as HttpException, parserFailure);
       return;

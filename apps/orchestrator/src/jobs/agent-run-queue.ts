@@ -1,7 +1,7 @@
 import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
+import { AGENT_RUNS_QUEUE } from '@switchyard/contracts';
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { AGENT_RUNS_QUEUE } from '@switchyard/contracts';
 import type { OrchestratorEnv } from '../runtime/orchestrator-env.ts';
 import { ENV, REDIS } from '../runtime/tokens.ts';
 

@@ -1,6 +1,6 @@
 import type { Request, Response } from 'express';
-import { FINAL_STATUSES, type JobStatus } from './job-request.ts';
 import type { JobEvents } from './job-events.ts';
+import { FINAL_STATUSES, type JobStatus } from './job-request.ts';
 import type { JobStore } from './job-store.ts';
 
 const KEEPALIVE_MS = 15_000;
@@ -38,7 +38,9 @@ export async function streamJobEvents(
     while (!closed) {
       const batch = await deps.store.eventsAfter(jobId, last);
       for (const event of batch) {
-        response.write(`id: ${event.id}\nevent: ${event.type}\ndata: ${JSON.stringify({ ...event.data, at: event.at })}\n\n`);
+        response.write(
+          `id: ${event.id}\nevent: ${event.type}\ndata: ${JSON.stringify({ ...event.data, at: event.at })}\n\n`,
+        );
         last = event.id;
         if (event.type === 'status' && FINAL_STATUSES.has(event.data.status as JobStatus)) {
           close();

@@ -6,12 +6,7 @@ import type { OrchestratorEnv } from '../runtime/orchestrator-env.ts';
 import { ENV, LOGGER, REDIS } from '../runtime/tokens.ts';
 import { JobStore } from './job-store.ts';
 
-export type JobEventType =
-  | 'status'
-  | 'step'
-  | 'tool_call.dispatched'
-  | 'tool_call.finished'
-  | 'message';
+export type JobEventType = 'status' | 'step' | 'tool_call.dispatched' | 'tool_call.finished' | 'message';
 
 /**
  * A job's progress: stored in PostgreSQL (so a late or reconnecting SSE client replays it) and

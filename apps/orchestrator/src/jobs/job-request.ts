@@ -9,7 +9,11 @@ export const JobLimitsSchema = z.strictObject({
   /** Tool calls over the whole run. */
   maxToolCalls: z.int().min(1).max(10_000).optional(),
   /** Wall-clock budget of the run, from when it starts. */
-  deadlineMs: z.int().min(1000).max(24 * 3_600_000).optional(),
+  deadlineMs: z
+    .int()
+    .min(1000)
+    .max(24 * 3_600_000)
+    .optional(),
 });
 
 const MessageSchema = z.strictObject({

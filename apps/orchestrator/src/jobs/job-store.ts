@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type pg from 'pg';
 import type { ToolCallOutcome } from '@switchyard/contracts';
+import type pg from 'pg';
 import { PG_POOL } from '../runtime/tokens.ts';
 import type { JobRequest, JobStatus } from './job-request.ts';
 
@@ -87,11 +87,20 @@ export class JobStore {
         `SELECT count(*) FROM jobs WHERE team = $1 AND status IN ('queued', 'running')`,
         [job.team],
       );
-      if (Number(active.rows[0]?.count ?? 0) >= maxConcurrent) throw new ConcurrencyLimitError(job.team, maxConcurrent);
+      if (Number(active.rows[0]?.count ?? 0) >= maxConcurrent)
+        throw new ConcurrencyLimitError(job.team, maxConcurrent);
       const inserted = await client.query<JobRecord>(
         `INSERT INTO jobs (id, team, kind, status, request, trace_id, traceparent, idempotency_key)
          VALUES ($1, $2, $3, 'queued', $4, $5, $6, $7) RETURNING ${JOB_COLUMNS}`,
-        [job.id, job.team, job.kind, JSON.stringify(job.request), job.traceId, job.traceparent, job.idempotencyKey],
+        [
+          job.id,
+          job.team,
+          job.kind,
+          JSON.stringify(job.request),
+          job.traceId,
+          job.traceparent,
+          job.idempotencyKey,
+        ],
       );
       await client.query('COMMIT');
       return { job: inserted.rows[0] as JobRecord, created: true };
@@ -124,7 +133,12 @@ export class JobStore {
   }
 
   /** Ends a job that has not ended yet; false when it already had (a cancel won the race). */
-  async finish(id: string, status: 'succeeded' | 'failed', result: unknown, error?: string): Promise<boolean> {
+  async finish(
+    id: string,
+    status: 'succeeded' | 'failed',
+    result: unknown,
+    error?: string,
+  ): Promise<boolean> {
     const updated = await this.pool.query(
       `UPDATE jobs SET status = $2, result = $3, error = $4, finished_at = now()
        WHERE id = $1 AND status IN ('queued', 'running')`,
@@ -159,11 +173,21 @@ export class JobStore {
   }
 
   /** Records that a call is being dispatched; a re-run of the same call keeps the first record. */
-  async recordDispatch(call: Omit<ToolCallRecord, 'status' | 'outcome' | 'dispatchedAt' | 'finishedAt'>): Promise<void> {
+  async recordDispatch(
+    call: Omit<ToolCallRecord, 'status' | 'outcome' | 'dispatchedAt' | 'finishedAt'>,
+  ): Promise<void> {
     await this.pool.query(
       `INSERT INTO tool_calls (job_id, tool_call_id, position, model_tool, server, tool, arguments, status)
        VALUES ($1, $2, $3, $4, $5, $6, $7, 'dispatched') ON CONFLICT (job_id, tool_call_id) DO NOTHING`,
-      [call.jobId, call.toolCallId, call.position, call.modelTool, call.server, call.tool, JSON.stringify(call.arguments)],
+      [
+        call.jobId,
+        call.toolCallId,
+        call.position,
+        call.modelTool,
+        call.server,
+        call.tool,
+        JSON.stringify(call.arguments),
+      ],
     );
   }
 

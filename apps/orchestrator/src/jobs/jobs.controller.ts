@@ -17,8 +17,8 @@ import { z } from 'zod';
 import { ApiKeyGuard, CurrentTeam } from '../auth/api-key.guard.ts';
 import type { Team } from '../auth/teams.service.ts';
 import { ZodValidationPipe } from '../http/zod-validation.pipe.ts';
-import { JobEvents } from './job-events.ts';
 import { streamJobEvents } from './job-event-stream.ts';
+import { JobEvents } from './job-events.ts';
 import { type JobRequest, JobRequestSchema } from './job-request.ts';
 import { JobStore } from './job-store.ts';
 import { JobsService } from './jobs.service.ts';
@@ -48,7 +48,9 @@ export class JobsController {
     @Headers('idempotency-key') idempotencyKey: string | undefined,
     @Res({ passthrough: true }) response: Response,
   ) {
-    const key = new ZodValidationPipe(IdempotencyKeySchema, 'Idempotency-Key header').transform(idempotencyKey);
+    const key = new ZodValidationPipe(IdempotencyKeySchema, 'Idempotency-Key header').transform(
+      idempotencyKey,
+    );
     const { view, created } = await this.jobs.submit(team, body, key);
     response.status(created ? 201 : 200);
     return view;
@@ -57,12 +59,18 @@ export class JobsController {
   @Get(':id')
   @ApiResponse({ status: 200, description: 'The job, its result and every tool call with its outcome' })
   @ApiResponse({ status: 404, description: 'No such job for this team' })
-  async get(@CurrentTeam() team: Team, @Param('id', new ZodValidationPipe(JobIdSchema, 'job id')) id: string) {
+  async get(
+    @CurrentTeam() team: Team,
+    @Param('id', new ZodValidationPipe(JobIdSchema, 'job id')) id: string,
+  ) {
     return this.jobs.get(team, id);
   }
 
   @Get(':id/events')
-  @ApiResponse({ status: 200, description: 'Server-sent events: status, step, tool_call.dispatched, tool_call.finished' })
+  @ApiResponse({
+    status: 200,
+    description: 'Server-sent events: status, step, tool_call.dispatched, tool_call.finished',
+  })
   async stream(
     @CurrentTeam() team: Team,
     @Param('id', new ZodValidationPipe(JobIdSchema, 'job id')) id: string,
@@ -80,7 +88,10 @@ export class JobsController {
   @HttpCode(200)
   @ApiResponse({ status: 200, description: 'The job, cancelled' })
   @ApiResponse({ status: 409, description: 'The job had already ended' })
-  async cancel(@CurrentTeam() team: Team, @Param('id', new ZodValidationPipe(JobIdSchema, 'job id')) id: string) {
+  async cancel(
+    @CurrentTeam() team: Team,
+    @Param('id', new ZodValidationPipe(JobIdSchema, 'job id')) id: string,
+  ) {
     return this.jobs.cancel(team, id);
   }
 }

@@ -37,7 +37,11 @@ export class JobsService {
     @Inject(LOGGER) private readonly log: Logger,
   ) {}
 
-  async submit(team: Team, request: JobRequest, idempotencyKey?: string): Promise<{ view: JobResponse; created: boolean }> {
+  async submit(
+    team: Team,
+    request: JobRequest,
+    idempotencyKey?: string,
+  ): Promise<{ view: JobResponse; created: boolean }> {
     const resolved = this.withModel(request);
     const trace = newTraceContext();
     let outcome: { job: JobRecord; created: boolean };
@@ -55,7 +59,8 @@ export class JobsService {
         team.config.maxConcurrentJobs,
       );
     } catch (error) {
-      if (error instanceof ConcurrencyLimitError) throw new HttpException(error.message, HttpStatus.TOO_MANY_REQUESTS);
+      if (error instanceof ConcurrencyLimitError)
+        throw new HttpException(error.message, HttpStatus.TOO_MANY_REQUESTS);
       throw error;
     }
     const { job, created } = outcome;
@@ -71,7 +76,10 @@ export class JobsService {
     }
     if (created) {
       await this.events.publish(job.id, 'status', { status: 'queued' });
-      this.log.info({ job_id: job.id, trace_id: job.traceId, team: team.name, kind: job.kind }, 'job submitted');
+      this.log.info(
+        { job_id: job.id, trace_id: job.traceId, team: team.name, kind: job.kind },
+        'job submitted',
+      );
     }
     return { view: await this.view(job), created };
   }

@@ -59,7 +59,10 @@ const MIGRATIONS: string[] = [
 ];
 
 /** Runs `work` while holding the cluster-wide migration lock, so replicas starting at once take turns. */
-export async function withMigrationLock<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+export async function withMigrationLock<T>(
+  pool: pg.Pool,
+  work: (client: pg.PoolClient) => Promise<T>,
+): Promise<T> {
   const client = await pool.connect();
   try {
     await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);

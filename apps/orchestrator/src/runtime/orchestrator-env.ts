@@ -1,5 +1,5 @@
-import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
 import { ConfigError, configPathFromEnv, prefixFromEnv } from '@switchyard/contracts';
 
 export interface OrchestratorEnv {
@@ -26,7 +26,8 @@ export function readOrchestratorEnv(env: NodeJS.ProcessEnv = process.env): Orche
     throw new ConfigError('SWITCHYARD_PREFIX', (error as Error).message);
   }
   const port = Number(env.PORT ?? 3000);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError('PORT', `not a port: ${env.PORT}`);
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw new ConfigError('PORT', `not a port: ${env.PORT}`);
   const databaseSchema = env.DATABASE_SCHEMA ?? 'switchyard';
   if (!SCHEMA.test(databaseSchema)) {
     throw new ConfigError('DATABASE_SCHEMA', `must match ${SCHEMA.source}: ${databaseSchema}`);

@@ -1,7 +1,7 @@
 import { Global, Inject, Module, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
+import type { SwitchyardConfig } from '@switchyard/contracts';
 import { Redis } from 'ioredis';
 import type pg from 'pg';
-import type { SwitchyardConfig } from '@switchyard/contracts';
 import { createPool, migrate } from './database.ts';
 import type { Logger } from './logger.ts';
 import type { OrchestratorEnv } from './orchestrator-env.ts';

@@ -1,7 +1,6 @@
-import type { AIMessage, BaseMessage } from '@langchain/core/messages';
+import type { AIMessage, BaseMessage, ToolMessage } from '@langchain/core/messages';
 import type { BaseCheckpointSaver } from '@langchain/langgraph';
 import { END, START, StateGraph } from '@langchain/langgraph';
-import type { ToolMessage } from '@langchain/core/messages';
 import { AgentState, type AgentStateValue } from './agent-state.ts';
 import { RunLimitError } from './run-limit-error.ts';
 
@@ -25,7 +24,9 @@ export function buildAgentGraph(deps: AgentGraphDeps) {
   return new StateGraph(AgentState)
     .addNode('model', async (state, config) => {
       if (state.steps >= deps.limits.maxSteps) {
-        throw new RunLimitError(`the agent reached its step limit (maxSteps ${deps.limits.maxSteps}) without a final answer`);
+        throw new RunLimitError(
+          `the agent reached its step limit (maxSteps ${deps.limits.maxSteps}) without a final answer`,
+        );
       }
       const response = await deps.callModel(state.messages, config.signal);
       return { messages: [response], steps: state.steps + 1 };
@@ -33,16 +34,19 @@ export function buildAgentGraph(deps: AgentGraphDeps) {
     .addNode('tools', async (state) => {
       const calls = lastMessage(state)?.tool_calls ?? [];
       if (state.toolCalls + calls.length > deps.limits.maxToolCalls) {
-        throw new RunLimitError(`the agent reached its tool call limit (maxToolCalls ${deps.limits.maxToolCalls})`);
+        throw new RunLimitError(
+          `the agent reached its tool call limit (maxToolCalls ${deps.limits.maxToolCalls})`,
+        );
       }
       const messages = await deps.runTools(calls, state.toolCalls);
       return { messages, toolCalls: state.toolCalls + calls.length };
     })
     .addEdge(START, 'model')
-    .addConditionalEdges('model', (state) => ((lastMessage(state)?.tool_calls?.length ?? 0) > 0 ? 'tools' : END), [
-      'tools',
-      END,
-    ])
+    .addConditionalEdges(
+      'model',
+      (state) => ((lastMessage(state)?.tool_calls?.length ?? 0) > 0 ? 'tools' : END),
+      ['tools', END],
+    )
     .addEdge('tools', 'model')
     .compile({ checkpointer: deps.checkpointer });
 }

@@ -21,6 +21,8 @@ export function messageText(message: BaseMessage | undefined): string {
   const { content } = message;
   if (typeof content === 'string') return content;
   return content
-    .map((block) => (typeof block === 'string' ? block : block.type === 'text' && 'text' in block ? String(block.text) : ''))
+    .map((block) =>
+      typeof block === 'string' ? block : block.type === 'text' && 'text' in block ? String(block.text) : '',
+    )
     .join('');
 }

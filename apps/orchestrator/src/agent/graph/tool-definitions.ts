@@ -16,7 +16,8 @@ export function toFunctionTools(tools: ModelTool[]): FunctionTool[] {
       type: 'function',
       function: {
         name: tool.name,
-        description: tool.availability === 'ready' ? tool.description : `[currently unavailable] ${tool.description}`,
+        description:
+          tool.availability === 'ready' ? tool.description : `[currently unavailable] ${tool.description}`,
         parameters: { type: 'object', properties: {}, ...parameters },
       },
     };

@@ -1,7 +1,7 @@
 import { Inject, Injectable, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
+import { AGENT_RUNS_QUEUE, type SwitchyardConfig } from '@switchyard/contracts';
 import { Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { AGENT_RUNS_QUEUE, type SwitchyardConfig } from '@switchyard/contracts';
 import type { AgentRunData } from '../../jobs/agent-run-queue.ts';
 import type { Logger } from '../../runtime/logger.ts';
 import type { OrchestratorEnv } from '../../runtime/orchestrator-env.ts';
@@ -42,7 +42,8 @@ export class AgentRunConsumer implements OnApplicationBootstrap, OnModuleDestroy
       },
     );
     this.worker.on('failed', (job, error) => {
-      if (job && job.attemptsMade >= (job.opts.attempts ?? 1)) void this.runner.giveUp(job.data.jobId, error.message);
+      if (job && job.attemptsMade >= (job.opts.attempts ?? 1))
+        void this.runner.giveUp(job.data.jobId, error.message);
     });
     this.worker.on('error', (error) => this.log.error({ err: error }, 'agent-runs worker error'));
   }

@@ -1,8 +1,8 @@
-import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
 import type { AIMessage } from '@langchain/core/messages';
 import type { BaseCheckpointSaver } from '@langchain/langgraph';
-import pLimit from 'p-limit';
+import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
 import type { SwitchyardConfig, ToolCallOutcome } from '@switchyard/contracts';
+import pLimit from 'p-limit';
 import { TeamsService } from '../../auth/teams.service.ts';
 import { ModelToolCatalog, type ToolFilter } from '../../catalog/model-tool-catalog.ts';
 import { ToolCallDispatcher } from '../../dispatch/tool-call-dispatcher.ts';
@@ -74,7 +74,10 @@ export class AgentRunner implements OnModuleInit {
       log,
     };
     try {
-      const result = job.request.kind === 'agent' ? await this.runAgent(context, job.request) : await this.runBatch(context, job.request);
+      const result =
+        job.request.kind === 'agent'
+          ? await this.runAgent(context, job.request)
+          : await this.runBatch(context, job.request);
       await this.end(job, 'succeeded', result);
       log.info('run succeeded');
     } catch (error) {
@@ -102,7 +105,12 @@ export class AgentRunner implements OnModuleInit {
     if (job) await this.end(job, 'failed', undefined, `the run failed repeatedly: ${reason}`);
   }
 
-  private async end(job: JobRecord, status: 'succeeded' | 'failed', result: unknown, error?: string): Promise<void> {
+  private async end(
+    job: JobRecord,
+    status: 'succeeded' | 'failed',
+    result: unknown,
+    error?: string,
+  ): Promise<void> {
     if (await this.store.finish(job.id, status, result, error)) {
       await this.events.publish(job.id, 'status', { status, ...(error ? { error } : {}) });
     }
@@ -129,7 +137,12 @@ export class AgentRunner implements OnModuleInit {
     const outcomes = await Promise.all(
       request.calls.map((call, position) =>
         limit(() =>
-          this.executor.execute(context, { id: `call-${position + 1}`, name: call.tool, args: call.arguments, position }),
+          this.executor.execute(context, {
+            id: `call-${position + 1}`,
+            name: call.tool,
+            args: call.arguments,
+            position,
+          }),
         ),
       ),
     );
@@ -151,10 +164,14 @@ export class AgentRunner implements OnModuleInit {
         const view = await this.catalog.view(...context.filters);
         await this.events.publish(context.job.id, 'step', { step: messages.filter(isAiMessage).length + 1 });
         try {
-          return (await model.bindTools(toFunctionTools(view.tools)).invoke(messages, signal ? { signal } : {})) as AIMessage;
+          return (await model
+            .bindTools(toFunctionTools(view.tools))
+            .invoke(messages, signal ? { signal } : {})) as AIMessage;
         } catch (error) {
           if (signal?.aborted) throw error;
-          throw new ModelCallError(`the model (${request.model?.provider}) failed: ${(error as Error).message}`);
+          throw new ModelCallError(
+            `the model (${request.model?.provider}) failed: ${(error as Error).message}`,
+          );
         }
       },
       runTools: async (calls, alreadyCalled) =>

@@ -1,6 +1,6 @@
-import { Inject, Injectable } from '@nestjs/common';
 import type { BaseMessage } from '@langchain/core/messages';
 import type { BaseCheckpointSaver } from '@langchain/langgraph';
+import { Inject, Injectable } from '@nestjs/common';
 import { messageText } from '../graph/initial-messages.ts';
 import { CHECKPOINTER } from './checkpointer.ts';
 
@@ -29,7 +29,9 @@ export class TranscriptReader {
       return {
         role: message.getType(),
         content: messageText(message),
-        ...(fields.tool_calls?.length ? { toolCalls: fields.tool_calls.map(({ id, name, args }) => ({ id, name, args })) } : {}),
+        ...(fields.tool_calls?.length
+          ? { toolCalls: fields.tool_calls.map(({ id, name, args }) => ({ id, name, args })) }
+          : {}),
         ...(fields.tool_call_id ? { toolCallId: fields.tool_call_id, status: fields.status } : {}),
       };
     });

@@ -53,7 +53,11 @@ export class ToolCallExecutor {
       tool: tool?.tool ?? null,
       arguments: call.args,
     });
-    await this.events.publish(job.id, 'tool_call.dispatched', { id: call.id, tool: call.name, server: tool?.server });
+    await this.events.publish(job.id, 'tool_call.dispatched', {
+      id: call.id,
+      tool: call.name,
+      server: tool?.server,
+    });
 
     let outcome: ToolCallOutcome;
     if (!tool) {
