@@ -64,6 +64,7 @@ export class Deployment extends Fleet {
       PORT: String(port),
       HOST: '127.0.0.1',
       LOG_LEVEL: 'debug',
+      ...this.processEnv,
     });
     await process.waitFor((log) => log.msg === 'orchestrator listening', `${id} to listen`, 60_000);
     const url = `http://127.0.0.1:${port}`;

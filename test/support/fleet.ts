@@ -39,6 +39,8 @@ export class Fleet {
   readonly configPath: string;
   readonly config: SwitchyardConfig;
   readonly group = new ProcessGroup();
+  /** Extra environment for every process this deployment starts (e.g. OTEL_* settings). */
+  readonly processEnv: Record<string, string> = {};
   readonly redis = connect('switchyard-test-fleet');
   private dispatcherInstance: ToolCallDispatcher | undefined;
   private readonly dispatcherRedis = connect('switchyard-test-dispatcher');
@@ -74,6 +76,7 @@ export class Fleet {
       WORKER_ID: id,
       ...(options.servers ? { WORKER_SERVERS: options.servers.join(',') } : {}),
       LOG_LEVEL: 'debug',
+      ...this.processEnv,
     });
     const waitFor = options.waitFor ?? options.servers ?? Object.keys(this.config.servers);
     await Promise.all(

@@ -1,3 +1,4 @@
+import './telemetry/instrument.ts';
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
@@ -5,6 +6,7 @@ import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { ConfigError, loadConfig } from '@switchyard/contracts';
 import { AppModule } from './app.module.ts';
 import { HttpErrorsFilter } from './http/http-errors.filter.ts';
+import { RouteSpanInterceptor } from './http/route-span.interceptor.ts';
 import { createLogger, PinoNestLogger } from './runtime/logger.ts';
 import { readOrchestratorEnv } from './runtime/orchestrator-env.ts';
 
@@ -19,6 +21,7 @@ async function main(): Promise<void> {
   });
   app.useBodyParser('json', { limit: config.orchestrator.maxRequestBytes });
   app.useGlobalFilters(new HttpErrorsFilter(log));
+  app.useGlobalInterceptors(new RouteSpanInterceptor());
   app.enableShutdownHooks(['SIGTERM', 'SIGINT']);
   const openApi = new DocumentBuilder()
     .setTitle('Switchyard')

@@ -1,6 +1,8 @@
+import './telemetry/instrument.ts';
 import { ConfigError, loadConfig } from '@switchyard/contracts';
 import { createLogger } from './runtime/logger.ts';
 import { readWorkerEnv } from './runtime/worker-env.ts';
+import { stopTracing } from './telemetry/tracing.ts';
 import { ToolWorker } from './tool-worker.ts';
 
 /** `npm run worker`: serves WORKER_SERVERS (default all) from SWITCHYARD_CONFIG until SIGTERM. */
@@ -17,13 +19,16 @@ async function main(): Promise<void> {
       process.exit(1);
     }
     log.info({ signal }, 'shutdown requested');
-    worker.stop().then(
-      () => process.exit(0),
-      (error: unknown) => {
-        log.error({ err: error }, 'shutdown failed');
-        process.exit(1);
-      },
-    );
+    worker
+      .stop()
+      .then(stopTracing)
+      .then(
+        () => process.exit(0),
+        (error: unknown) => {
+          log.error({ err: error }, 'shutdown failed');
+          process.exit(1);
+        },
+      );
   };
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);

@@ -1,5 +1,6 @@
 import {
   ArgumentValidator,
+  carrierFrom,
   isIdempotent,
   type OutcomeStatus,
   type SwitchyardConfig,
@@ -14,6 +15,7 @@ import {
 import { type Job, Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { CatalogReader } from '../catalog/catalog-reader.ts';
+import { inSpan, SpanKind } from '../telemetry/spans.ts';
 import { localOutcome } from './local-outcome.ts';
 import { OutcomeListener, type SettledNotice } from './outcome-listener.ts';
 
@@ -134,7 +136,28 @@ export class ToolCallDispatcher {
     }
     // Unknown tool annotations (catalog not yet published) mean non-idempotent: the MCP default.
     data.idempotent = isIdempotent(server, request.tool, tool?.annotations);
-    return this.enqueueAndWait(request, data, server.retry);
+    const queue = toolQueueName(request.server);
+    // The producer span: the worker's "process" span is its child through the context in the job data.
+    return inSpan(
+      `send ${queue}`,
+      {
+        kind: SpanKind.PRODUCER,
+        attributes: {
+          'messaging.system': 'bullmq',
+          'messaging.operation.type': 'send',
+          'messaging.destination.name': queue,
+          'messaging.message.id': toolCallJobId(request.jobId, request.toolCallId),
+          'switchyard.server': request.server,
+          'gen_ai.tool.name': request.tool,
+        },
+      },
+      async () => {
+        data.trace = carrierFrom();
+        const started = this.enqueueAndWait(request, data, server.retry);
+        await started.added;
+        return started;
+      },
+    ).then((started) => started.outcome);
   }
 
   /**
@@ -180,17 +203,18 @@ export class ToolCallDispatcher {
     return queue;
   }
 
+  /** Adds the call and returns both the add (for the producer span) and the awaited outcome. */
   private enqueueAndWait(
     request: ToolCallRequest,
     data: ToolCallJob,
     retry: { attempts: number; backoffMs: number },
-  ): Promise<ToolCallOutcome> {
+  ): { added: Promise<void>; outcome: Promise<ToolCallOutcome> } {
     const queue = this.queueFor(request.server);
     const bullId = toolCallJobId(request.jobId, request.toolCallId);
     const key = OutcomeListener.key(queue.name, bullId);
     // The same call dispatched twice in this process (a re-run racing the original) shares one wait.
     const existing = this.pending.get(key);
-    if (existing) return existing.promise;
+    if (existing) return { added: Promise.resolve(), outcome: existing.promise };
 
     let resolve: (outcome: ToolCallOutcome) => void = () => undefined;
     const promise = new Promise<ToolCallOutcome>((settle) => {
@@ -210,8 +234,7 @@ export class ToolCallDispatcher {
     this.pending.set(key, entry);
     // Listen before adding, so a call that settles at once is not missed.
     entry.cleanup.push(this.listener.on(queue.name, bullId, (notice) => void this.onNotice(entry, notice)));
-    void this.add(entry, retry);
-    return promise;
+    return { added: this.add(entry, retry), outcome: promise };
   }
 
   private async add(entry: Pending, retry: { attempts: number; backoffMs: number }): Promise<void> {

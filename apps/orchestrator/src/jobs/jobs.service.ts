@@ -20,7 +20,7 @@ import { JobEvents } from './job-events.ts';
 import { FINAL_STATUSES, type JobRequest } from './job-request.ts';
 import { ConcurrencyLimitError, type JobRecord, JobStore } from './job-store.ts';
 import { jobView } from './job-view.ts';
-import { newTraceContext } from './trace-context.ts';
+import { jobTraceContext } from './trace-context.ts';
 
 /** A job as the API returns it; agent jobs add their conversation. */
 export type JobResponse = ReturnType<typeof jobView> & { messages?: TranscriptMessage[] };
@@ -43,7 +43,7 @@ export class JobsService {
     idempotencyKey?: string,
   ): Promise<{ view: JobResponse; created: boolean }> {
     const resolved = this.withModel(request);
-    const trace = newTraceContext();
+    const trace = jobTraceContext();
     let outcome: { job: JobRecord; created: boolean };
     try {
       outcome = await this.store.create(

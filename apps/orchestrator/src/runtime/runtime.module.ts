@@ -2,6 +2,7 @@ import { Global, Inject, Module, type OnApplicationShutdown, type OnModuleInit }
 import type { SwitchyardConfig } from '@switchyard/contracts';
 import { Redis } from 'ioredis';
 import type pg from 'pg';
+import { stopTracing } from '../telemetry/tracing.ts';
 import { createPool, migrate } from './database.ts';
 import type { Logger } from './logger.ts';
 import type { OrchestratorEnv } from './orchestrator-env.ts';
@@ -51,5 +52,6 @@ export class RuntimeModule implements OnModuleInit, OnApplicationShutdown {
   async onApplicationShutdown(): Promise<void> {
     await this.redis.quit().catch(() => this.redis.disconnect());
     await this.pool.end();
+    await stopTracing();
   }
 }

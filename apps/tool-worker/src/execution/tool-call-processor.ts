@@ -1,16 +1,19 @@
 import {
   type ArgumentValidator,
+  carrierFrom,
   isIdempotent,
   type ServerConfig,
   type ToolCallJob,
   ToolCallJobSchema,
   type ToolCallOutcome,
-  traceIdOf,
+  type TraceCarrier,
+  toolQueueName,
 } from '@switchyard/contracts';
 import { DelayedError, type Job } from 'bullmq';
 import type { Logger } from '../runtime/logger.ts';
 import type { ManagedSession } from '../sessions/managed-session.ts';
 import { classifyCallError } from './call-errors.ts';
+import { inConsumerSpan, inMcpCallSpan } from './call-spans.ts';
 import { buildOutcome, type CallTiming } from './outcome-builder.ts';
 import { capResult, textForModel } from './result-cap.ts';
 
@@ -51,19 +54,27 @@ export interface ProcessorDeps {
 export function createToolCallProcessor(deps: ProcessorDeps) {
   const { server, config, session, validator, workerId } = deps;
 
-  return async function processToolCall(
-    job: Job,
-    token?: string,
-    signal?: AbortSignal,
-  ): Promise<ToolCallOutcome> {
+  async function processToolCall(job: Job, token?: string, signal?: AbortSignal): Promise<ToolCallOutcome> {
     const timing: CallTiming = { pickedUpAt: Date.now() };
     const parsed = ToolCallJobSchema.safeParse(job.data);
     if (!parsed.success) {
       return malformedJobOutcome(job, server, workerId, parsed.error.message, timing);
     }
     const call = parsed.data;
+    return inConsumerSpan(toolQueueName(server), job.id, call, () =>
+      settle(job, call, timing, token, signal),
+    );
+  }
+
+  async function settle(
+    job: Job,
+    call: ToolCallJob,
+    timing: CallTiming,
+    token: string | undefined,
+    signal: AbortSignal | undefined,
+  ): Promise<ToolCallOutcome> {
+    // trace_id and span_id come from the active span (see runtime/logger.ts).
     const log = deps.log.child({
-      trace_id: traceIdOf(call.trace),
       server,
       tool: call.tool,
       job_id: call.jobId,
@@ -130,14 +141,35 @@ export function createToolCallProcessor(deps: ProcessorDeps) {
     timing.sentAt = Date.now();
     log.debug({ attempts, idempotent }, 'tool call sent');
     try {
-      const result = await session.callTool(call.tool, call.arguments, {
-        timeoutMs: config.timeoutMs,
-        maxTotalTimeoutMs: config.maxTimeoutMs ?? config.timeoutMs * 4,
-        ...(signal ? { signal } : {}),
-        meta: traceMeta(call),
-        // Asking for progress is what lets a long call's progress notifications extend its timeout.
-        onprogress: (progress) => log.debug({ progress }, 'tool call progress'),
-      });
+      const result = await inMcpCallSpan(server, config, call.tool, attempts, (span) =>
+        session
+          .callTool(call.tool, call.arguments, {
+            timeoutMs: config.timeoutMs,
+            maxTotalTimeoutMs: config.maxTimeoutMs ?? config.timeoutMs * 4,
+            ...(signal ? { signal } : {}),
+            // The MCP span's own context, so a server that traces parents its spans under this call.
+            meta: traceMeta(carrierFrom()),
+            // Asking for progress is what lets a long call's progress notifications extend its timeout.
+            onprogress: (progress) => {
+              span.addEvent('progress', {
+                progress: progress.progress,
+                ...(progress.total ? { total: progress.total } : {}),
+              });
+              log.debug({ progress }, 'tool call progress');
+            },
+          })
+          .then(
+            (answer) => {
+              if (answer.isError) span.setAttribute('error.type', 'tool_error');
+              return answer;
+            },
+            (error: unknown) => {
+              span.recordException(error as Error);
+              span.setAttribute('error.type', (error as Error).name);
+              throw error;
+            },
+          ),
+      );
       const capped = capResult(result, config.maxResultBytes);
       log.info({ isError: result.isError === true, runMs: Date.now() - timing.sentAt }, 'tool call finished');
       return outcome({
@@ -205,11 +237,13 @@ export function createToolCallProcessor(deps: ProcessorDeps) {
           });
       }
     }
-  };
+  }
+
+  return processToolCall;
 }
 
-function traceMeta(call: ToolCallJob): Record<string, string> | undefined {
-  const { traceparent, tracestate, baggage } = call.trace;
+function traceMeta(carrier: TraceCarrier): Record<string, string> | undefined {
+  const { traceparent, tracestate, baggage } = carrier;
   if (!traceparent) return undefined;
   return { traceparent, ...(tracestate ? { tracestate } : {}), ...(baggage ? { baggage } : {}) };
 }

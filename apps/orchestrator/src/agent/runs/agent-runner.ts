@@ -1,7 +1,7 @@
 import type { AIMessage } from '@langchain/core/messages';
 import type { BaseCheckpointSaver } from '@langchain/langgraph';
 import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
-import type { SwitchyardConfig, ToolCallOutcome } from '@switchyard/contracts';
+import { contextFrom, type SwitchyardConfig, type ToolCallOutcome } from '@switchyard/contracts';
 import pLimit from 'p-limit';
 import { TeamsService } from '../../auth/teams.service.ts';
 import { ModelToolCatalog, type ToolFilter } from '../../catalog/model-tool-catalog.ts';
@@ -11,6 +11,7 @@ import type { AgentJobRequest, BatchJobRequest } from '../../jobs/job-request.ts
 import { type JobRecord, JobStore } from '../../jobs/job-store.ts';
 import type { Logger } from '../../runtime/logger.ts';
 import { CONFIG, LOGGER } from '../../runtime/tokens.ts';
+import { inSpan } from '../../telemetry/spans.ts';
 import { buildAgentGraph } from '../graph/agent-graph.ts';
 import { initialMessages, messageText } from '../graph/initial-messages.ts';
 import { RunLimitError } from '../graph/run-limit-error.ts';
@@ -21,6 +22,7 @@ import type { RunContext } from '../tools/run-context.ts';
 import { ToolCallExecutor } from '../tools/tool-call-executor.ts';
 import { CHECKPOINTER } from './checkpointer.ts';
 import { ModelCallError } from './model-call-error.ts';
+import { inModelSpan } from './model-span.ts';
 
 /** Tool calls of one batch in flight at once: enough to keep every server's queue busy. */
 const BATCH_IN_FLIGHT = 200;
@@ -58,7 +60,29 @@ export class AgentRunner implements OnModuleInit {
   async run(jobId: string, replicaId: string): Promise<void> {
     const job = await this.store.markRunning(jobId);
     if (!job) return; // cancelled before it started, or already finished by an earlier attempt
-    const log = this.log.child({ job_id: job.id, trace_id: job.traceId, team: job.team });
+    // The run joins the trace of the request that submitted the job, whichever replica runs it.
+    const agent = job.kind === 'agent';
+    await inSpan(
+      agent ? 'invoke_agent switchyard' : 'run_batch switchyard',
+      {
+        parent: contextFrom({ traceparent: job.traceparent }),
+        attributes: {
+          'gen_ai.operation.name': agent ? 'invoke_agent' : 'execute_tool',
+          'gen_ai.agent.name': 'switchyard',
+          'gen_ai.conversation.id': job.id,
+          'switchyard.job.id': job.id,
+          'switchyard.job.kind': job.kind,
+          'switchyard.team': job.team,
+          'switchyard.replica': replicaId,
+        },
+      },
+      () => this.runJob(job, replicaId),
+    );
+  }
+
+  private async runJob(job: JobRecord, replicaId: string): Promise<void> {
+    // trace_id and span_id come from the active span (see runtime/logger.ts).
+    const log = this.log.child({ job_id: job.id, team: job.team });
     await this.events.publish(job.id, 'status', { status: 'running', replica: replicaId });
     log.info({ kind: job.kind }, 'run started');
 
@@ -150,8 +174,9 @@ export class AgentRunner implements OnModuleInit {
   }
 
   private async runAgent(context: RunContext, request: AgentJobRequest): Promise<string> {
-    if (!request.model) throw new ModelCallError('the job has no model');
-    const model = createChatModel(request.model);
+    const spec = request.model;
+    if (!spec) throw new ModelCallError('the job has no model');
+    const model = createChatModel(spec);
     const defaults = this.config.orchestrator.defaultLimits;
     const limits = {
       maxSteps: request.limits?.maxSteps ?? defaults.maxSteps,
@@ -162,30 +187,36 @@ export class AgentRunner implements OnModuleInit {
       checkpointer: this.checkpointer,
       callModel: async (messages, signal) => {
         const view = await this.catalog.view(...context.filters);
-        await this.events.publish(context.job.id, 'step', { step: messages.filter(isAiMessage).length + 1 });
-        try {
-          return (await model
-            .bindTools(toFunctionTools(view.tools))
-            .invoke(messages, signal ? { signal } : {})) as AIMessage;
-        } catch (error) {
-          if (signal?.aborted) throw error;
-          throw new ModelCallError(
-            `the model (${request.model?.provider}) failed: ${(error as Error).message}`,
-          );
-        }
+        const step = messages.filter(isAiMessage).length + 1;
+        await this.events.publish(context.job.id, 'step', { step });
+        return inModelSpan(spec, step, async () => {
+          try {
+            return (await model
+              .bindTools(toFunctionTools(view.tools))
+              .invoke(messages, signal ? { signal } : {})) as AIMessage;
+          } catch (error) {
+            if (signal?.aborted) throw error;
+            throw new ModelCallError(`the model (${spec.provider}) failed: ${(error as Error).message}`);
+          }
+        });
       },
       runTools: async (calls, alreadyCalled) =>
-        Promise.all(
-          calls.map(async (call, index) => {
-            const id = call.id ?? `call-${alreadyCalled + index + 1}`;
-            const outcome = await this.executor.execute(context, {
-              id,
-              name: call.name,
-              args: call.args,
-              position: alreadyCalled + index,
-            });
-            return toToolMessage(outcome, id, call.name);
-          }),
+        inSpan(
+          'tools',
+          { attributes: { 'switchyard.graph.node': 'tools', 'switchyard.tool_calls': calls.length } },
+          () =>
+            Promise.all(
+              calls.map(async (call, index) => {
+                const id = call.id ?? `call-${alreadyCalled + index + 1}`;
+                const outcome = await this.executor.execute(context, {
+                  id,
+                  name: call.name,
+                  args: call.args,
+                  position: alreadyCalled + index,
+                });
+                return toToolMessage(outcome, id, call.name);
+              }),
+            ),
         ),
     });
     const config = {

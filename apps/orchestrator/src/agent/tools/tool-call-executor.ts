@@ -5,6 +5,7 @@ import { localOutcome } from '../../dispatch/local-outcome.ts';
 import { ToolCallDispatcher } from '../../dispatch/tool-call-dispatcher.ts';
 import { JobEvents } from '../../jobs/job-events.ts';
 import { JobStore } from '../../jobs/job-store.ts';
+import { inSpan } from '../../telemetry/spans.ts';
 import type { RunContext } from './run-context.ts';
 
 export interface RequestedToolCall {
@@ -30,7 +31,31 @@ export class ToolCallExecutor {
     @Inject(ToolCallDispatcher) private readonly dispatcher: ToolCallDispatcher,
   ) {}
 
-  async execute(context: RunContext, call: RequestedToolCall): Promise<ToolCallOutcome> {
+  execute(context: RunContext, call: RequestedToolCall): Promise<ToolCallOutcome> {
+    return inSpan(
+      `execute_tool ${call.name}`,
+      {
+        attributes: {
+          'gen_ai.operation.name': 'execute_tool',
+          'gen_ai.tool.name': call.name,
+          'gen_ai.tool.call.id': call.id,
+          'switchyard.job.id': context.job.id,
+        },
+      },
+      async (span) => {
+        const outcome = await this.settle(context, call);
+        span.setAttributes({
+          'switchyard.outcome.status': outcome.status,
+          'switchyard.outcome.executed': outcome.executed,
+          'switchyard.attempts': outcome.attempts,
+        });
+        if (outcome.status !== 'ok') span.setAttribute('error.type', outcome.status);
+        return outcome;
+      },
+    );
+  }
+
+  private async settle(context: RunContext, call: RequestedToolCall): Promise<ToolCallOutcome> {
     const { job } = context;
     const recorded = await this.store.toolCall(job.id, call.id);
     if (recorded?.outcome) return recorded.outcome;
@@ -77,7 +102,6 @@ export class ToolCallExecutor {
         server: tool.server,
         tool: tool.tool,
         arguments: call.args,
-        trace: { traceparent: job.traceparent },
         labels: { team: job.team },
       });
     }
