@@ -99,7 +99,12 @@ async function main(): Promise<void> {
     const common = { REDIS_URL: redis.url, SWITCHYARD_CONFIG: configPath, SWITCHYARD_PREFIX: prefix };
     for (const id of ['demo-worker-1', 'demo-worker-2']) {
       processes.push(
-        startNodeProcess(id, 'apps/tool-worker/src/main.ts', { ...common, WORKER_ID: id }, LOG_DIR),
+        startNodeProcess(
+          id,
+          'apps/tool-worker/src/main.ts',
+          { ...common, WORKER_ID: id, WORKER_HTTP_PORT: '0' },
+          LOG_DIR,
+        ),
       );
     }
     const port = await freePort();

@@ -74,6 +74,7 @@ export class Fleet {
       SWITCHYARD_CONFIG: this.configPath,
       SWITCHYARD_PREFIX: this.prefix,
       WORKER_ID: id,
+      WORKER_HTTP_PORT: '0',
       ...(options.servers ? { WORKER_SERVERS: options.servers.join(',') } : {}),
       LOG_LEVEL: 'debug',
       ...this.processEnv,

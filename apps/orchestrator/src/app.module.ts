@@ -3,9 +3,12 @@ import type { SwitchyardConfig } from '@switchyard/contracts';
 import { AgentModule } from './agent/agent.module.ts';
 import { AuthModule } from './auth/auth.module.ts';
 import { CatalogModule } from './catalog/catalog.module.ts';
+import { QueueDashboardModule } from './dashboard/queue-dashboard.module.ts';
 import { DispatchModule } from './dispatch/dispatch.module.ts';
 import { HealthModule } from './health/health.module.ts';
 import { JobsModule } from './jobs/jobs.module.ts';
+import { FleetMetricsModule } from './metrics/fleet-metrics.module.ts';
+import { MetricsModule } from './metrics/metrics.module.ts';
 import type { Logger } from './runtime/logger.ts';
 import type { OrchestratorEnv } from './runtime/orchestrator-env.ts';
 import { RuntimeModule } from './runtime/runtime.module.ts';
@@ -17,12 +20,15 @@ export class AppModule {
       module: AppModule,
       imports: [
         RuntimeModule.forRoot(config, env, log),
+        MetricsModule,
         AuthModule,
         CatalogModule,
         DispatchModule,
         JobsModule,
         AgentModule,
         HealthModule,
+        FleetMetricsModule,
+        QueueDashboardModule,
       ],
     };
   }

@@ -1,7 +1,10 @@
+import type { Server } from 'node:http';
 import { ArgumentValidator, ConfigError, type SwitchyardConfig } from '@switchyard/contracts';
 import { Redis } from 'ioredis';
 import { CatalogPublisher } from './catalog/catalog-publisher.ts';
 import { ServerConsumer } from './execution/server-consumer.ts';
+import { startWorkerHttp } from './observability/worker-http.ts';
+import { WorkerMetrics } from './observability/worker-metrics.ts';
 import type { Logger } from './runtime/logger.ts';
 import { SessionPool } from './sessions/session-pool.ts';
 
@@ -12,6 +15,8 @@ export interface ToolWorkerOptions {
   workerId: string;
   /** Servers to serve; all configured ones when undefined. */
   servers: string[] | undefined;
+  /** Port of /metrics and /health; undefined: none. */
+  httpPort?: number | undefined;
   log: Logger;
 }
 
@@ -40,6 +45,8 @@ export class ToolWorker {
   private readonly redis: Redis;
   private readonly consumers: ServerConsumer[];
   private readonly publisher: CatalogPublisher;
+  private readonly metrics: WorkerMetrics;
+  private http: Server | undefined;
   private stopping: Promise<void> | undefined;
 
   constructor(private readonly options: ToolWorkerOptions) {
@@ -52,6 +59,7 @@ export class ToolWorker {
     });
     this.redis.on('error', (error) => log.warn({ err: error }, 'redis connection error'));
     this.pool = new SessionPool(servers, log);
+    this.metrics = new WorkerMetrics(this.pool);
     const validator = new ArgumentValidator();
     this.consumers = [...this.pool.sessions].map(
       ([server, session]) =>
@@ -65,6 +73,7 @@ export class ToolWorker {
           validator,
           workerId,
           log,
+          onOutcome: (outcome) => this.metrics.record(outcome),
         }),
     );
     this.publisher = new CatalogPublisher({
@@ -79,6 +88,13 @@ export class ToolWorker {
 
   async start(): Promise<void> {
     const { log, workerId } = this.options;
+    if (this.options.httpPort !== undefined) {
+      this.http = await startWorkerHttp(this.options.httpPort, {
+        pool: this.pool,
+        metrics: this.metrics,
+        log,
+      });
+    }
     this.publisher.start();
     await Promise.all(this.consumers.map((consumer) => consumer.start()));
     await this.pool.open();
@@ -97,6 +113,7 @@ export class ToolWorker {
     await this.pool.close();
     await this.publisher.stop();
     await this.redis.quit().catch(() => this.redis.disconnect());
+    await new Promise((resolve) => (this.http ? this.http.close(resolve) : resolve(undefined)));
     log.info('tool worker stopped');
   }
 }

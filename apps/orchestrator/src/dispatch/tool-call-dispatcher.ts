@@ -190,6 +190,11 @@ export class ToolCallDispatcher {
     );
   }
 
+  /** The BullMQ queue of one server (sharing this dispatcher's connection), e.g. for a dashboard. */
+  queue(server: string): Queue {
+    return this.queueFor(server);
+  }
+
   private queueFor(server: string): Queue {
     let queue = this.queues.get(server);
     if (!queue) {

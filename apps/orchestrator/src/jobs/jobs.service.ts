@@ -12,6 +12,7 @@ import {
 import { createChatModel, defaultModelSpecFromEnv, ModelConfigError } from '../agent/models/index.ts';
 import { type TranscriptMessage, TranscriptReader } from '../agent/runs/transcript-reader.ts';
 import type { Team } from '../auth/teams.service.ts';
+import { OrchestratorMetrics } from '../metrics/orchestrator-metrics.ts';
 import type { Logger } from '../runtime/logger.ts';
 import type { OrchestratorEnv } from '../runtime/orchestrator-env.ts';
 import { ENV, LOGGER } from '../runtime/tokens.ts';
@@ -33,6 +34,7 @@ export class JobsService {
     @Inject(JobEvents) private readonly events: JobEvents,
     @Inject(AgentRunQueue) private readonly runs: AgentRunQueue,
     @Inject(TranscriptReader) private readonly transcripts: TranscriptReader,
+    @Inject(OrchestratorMetrics) private readonly metrics: OrchestratorMetrics,
     @Inject(ENV) private readonly env: OrchestratorEnv,
     @Inject(LOGGER) private readonly log: Logger,
   ) {}
@@ -75,6 +77,7 @@ export class JobsService {
       }
     }
     if (created) {
+      this.metrics.jobSubmitted(job.kind);
       await this.events.publish(job.id, 'status', { status: 'queued' });
       this.log.info(
         { job_id: job.id, trace_id: job.traceId, team: team.name, kind: job.kind },

@@ -27,6 +27,8 @@ export interface ConsumerDeps {
   validator: ArgumentValidator;
   workerId: string;
   log: Logger;
+  /** Every outcome this consumer settles (metrics). */
+  onOutcome: (outcome: ToolCallOutcome) => void;
 }
 
 /**
@@ -57,7 +59,10 @@ export class ServerConsumer {
       removeOnComplete: { age: DAY_SECONDS, count: 100_000 },
       removeOnFail: { age: 7 * DAY_SECONDS },
     });
-    this.worker.on('completed', (job, outcome) => void this.notify(job, outcome));
+    this.worker.on('completed', (job, outcome) => {
+      deps.onOutcome(outcome);
+      void this.notify(job, outcome);
+    });
     this.worker.on('failed', (job, error) => {
       if (job && job.attemptsMade >= (job.opts.attempts ?? 1)) void this.notifyFailure(job, error);
     });

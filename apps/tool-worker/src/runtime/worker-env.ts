@@ -9,6 +9,8 @@ export interface WorkerEnv {
   /** Servers this worker serves; undefined means all configured servers. */
   servers: string[] | undefined;
   workerId: string;
+  /** Port of /metrics and /health; 0 picks a free one, unset disables them. */
+  httpPort: number | undefined;
 }
 
 /** Reads the worker's environment (DESIGN §6); bad values are config errors naming the variable. */
@@ -28,5 +30,18 @@ export function readWorkerEnv(env: NodeJS.ProcessEnv = process.env): WorkerEnv {
     prefix,
     servers: list && list.length > 0 ? list : undefined,
     workerId: env.WORKER_ID ?? `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`,
+    httpPort: parsePort(env.WORKER_HTTP_PORT ?? '9464'),
   };
+}
+
+function parsePort(raw: string): number | undefined {
+  if (raw === '' || raw === 'off') return undefined;
+  const port = Number(raw);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    throw new ConfigError(
+      'WORKER_HTTP_PORT',
+      `not a port: ${raw} (use 0 for any free port, "off" to disable)`,
+    );
+  }
+  return port;
 }

@@ -9,6 +9,7 @@ import { ToolCallDispatcher } from '../../dispatch/tool-call-dispatcher.ts';
 import { JobEvents } from '../../jobs/job-events.ts';
 import type { AgentJobRequest, BatchJobRequest } from '../../jobs/job-request.ts';
 import { type JobRecord, JobStore } from '../../jobs/job-store.ts';
+import { OrchestratorMetrics } from '../../metrics/orchestrator-metrics.ts';
 import type { Logger } from '../../runtime/logger.ts';
 import { CONFIG, LOGGER } from '../../runtime/tokens.ts';
 import { inSpan } from '../../telemetry/spans.ts';
@@ -46,6 +47,7 @@ export class AgentRunner implements OnModuleInit {
     @Inject(ToolCallDispatcher) private readonly dispatcher: ToolCallDispatcher,
     @Inject(CHECKPOINTER) private readonly checkpointer: BaseCheckpointSaver,
     @Inject(CONFIG) private readonly config: SwitchyardConfig,
+    @Inject(OrchestratorMetrics) private readonly metrics: OrchestratorMetrics,
     @Inject(LOGGER) private readonly log: Logger,
   ) {}
 
@@ -107,6 +109,7 @@ export class AgentRunner implements OnModuleInit {
     } catch (error) {
       if (controller.signal.aborted) {
         await this.dispatcher.cancel(job.id);
+        this.metrics.runEnded(job.kind, 'cancelled');
         log.info('run stopped: job cancelled');
       } else if (deadline.aborted) {
         await this.dispatcher.cancel(job.id);
@@ -136,6 +139,7 @@ export class AgentRunner implements OnModuleInit {
     error?: string,
   ): Promise<void> {
     if (await this.store.finish(job.id, status, result, error)) {
+      this.metrics.runEnded(job.kind, status);
       await this.events.publish(job.id, 'status', { status, ...(error ? { error } : {}) });
     }
   }

@@ -5,6 +5,7 @@ import { localOutcome } from '../../dispatch/local-outcome.ts';
 import { ToolCallDispatcher } from '../../dispatch/tool-call-dispatcher.ts';
 import { JobEvents } from '../../jobs/job-events.ts';
 import { JobStore } from '../../jobs/job-store.ts';
+import { OrchestratorMetrics } from '../../metrics/orchestrator-metrics.ts';
 import { inSpan } from '../../telemetry/spans.ts';
 import type { RunContext } from './run-context.ts';
 
@@ -29,6 +30,7 @@ export class ToolCallExecutor {
     @Inject(JobEvents) private readonly events: JobEvents,
     @Inject(ModelToolCatalog) private readonly catalog: ModelToolCatalog,
     @Inject(ToolCallDispatcher) private readonly dispatcher: ToolCallDispatcher,
+    @Inject(OrchestratorMetrics) private readonly metrics: OrchestratorMetrics,
   ) {}
 
   execute(context: RunContext, call: RequestedToolCall): Promise<ToolCallOutcome> {
@@ -106,6 +108,7 @@ export class ToolCallExecutor {
       });
     }
     await this.store.recordOutcome(job.id, call.id, outcome);
+    this.metrics.toolCall(outcome);
     await this.events.publish(job.id, 'tool_call.finished', {
       id: call.id,
       tool: call.name,

@@ -1,0 +1,60 @@
+import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
+import {
+  AGENT_RUNS_QUEUE,
+  SESSION_STATES,
+  type SwitchyardConfig,
+  toolQueueName,
+} from '@switchyard/contracts';
+import { CatalogReader } from '../catalog/catalog-reader.ts';
+import { ToolCallDispatcher } from '../dispatch/tool-call-dispatcher.ts';
+import { AgentRunQueue } from '../jobs/agent-run-queue.ts';
+import { CONFIG } from '../runtime/tokens.ts';
+import { OrchestratorMetrics } from './orchestrator-metrics.ts';
+
+const QUEUE_STATES = ['waiting', 'prioritized', 'delayed', 'active'] as const;
+
+/**
+ * Gauges read from Redis at scrape time: every server queue's depth (what KEDA scales workers on) and
+ * the fleet's MCP sessions by state, as the workers' heartbeats report them.
+ */
+@Injectable()
+export class FleetGauges implements OnModuleInit {
+  constructor(
+    @Inject(OrchestratorMetrics) private readonly metrics: OrchestratorMetrics,
+    @Inject(ToolCallDispatcher) private readonly dispatcher: ToolCallDispatcher,
+    @Inject(AgentRunQueue) private readonly agentRuns: AgentRunQueue,
+    @Inject(CatalogReader) private readonly catalog: CatalogReader,
+    @Inject(CONFIG) private readonly config: SwitchyardConfig,
+  ) {}
+
+  onModuleInit(): void {
+    this.metrics.gauge(
+      'switchyard_queue_jobs',
+      'Jobs in each BullMQ queue by state',
+      ['queue', 'server', 'state'],
+      async (set) => {
+        for (const server of Object.keys(this.config.servers)) {
+          const counts = await this.dispatcher.queueCounts(server);
+          for (const state of QUEUE_STATES)
+            set({ queue: toolQueueName(server), server, state }, counts[state] ?? 0);
+        }
+        const runs = await this.agentRuns.queue.getJobCounts(...QUEUE_STATES);
+        for (const state of QUEUE_STATES)
+          set({ queue: AGENT_RUNS_QUEUE, server: '', state }, runs[state] ?? 0);
+      },
+    );
+    this.metrics.gauge(
+      'switchyard_mcp_sessions',
+      'MCP sessions of live workers by server and state',
+      ['server', 'state'],
+      async (set) => {
+        const workers = await this.catalog.liveWorkers();
+        for (const server of Object.keys(this.config.servers)) {
+          for (const state of SESSION_STATES) {
+            set({ server, state }, workers.filter((beat) => beat.sessions[server]?.state === state).length);
+          }
+        }
+      },
+    );
+  }
+}

@@ -1,0 +1,129 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Json } from '../support/api-client.ts';
+import { Deployment, type Orchestrator } from '../support/deployment.ts';
+import { exampleServer } from '../support/fleet.ts';
+import type { TestProcess } from '../support/processes.ts';
+
+/** What operators scrape and probe: /metrics and /health on both apps, and the queue dashboard. */
+describe('metrics, health and the queue dashboard', () => {
+  let deployment: Deployment;
+  let orchestrator: Orchestrator;
+  let worker: TestProcess;
+  let workerUrl: string;
+
+  beforeAll(async () => {
+    deployment = new Deployment('ops', () => ({
+      search: exampleServer('search', { trusted: true }),
+      notes: exampleServer('notes'),
+      // A server that dies on start: a worker serving only it is never ready.
+      broken: {
+        transport: 'stdio',
+        command: process.execPath,
+        args: ['-e', 'console.error("no database"); process.exit(3)'],
+      },
+    }));
+    Object.assign(deployment.processEnv, {
+      DASHBOARD_USERNAME: 'ops',
+      DASHBOARD_PASSWORD: 'correct horse battery',
+    });
+    worker = await deployment.startWorker({ id: 'w-ops', servers: ['search', 'notes'] });
+    const listening = await worker.waitFor(
+      (log) => log.msg === 'worker http listening',
+      'the worker http port',
+    );
+    workerUrl = `http://127.0.0.1:${listening.port}`;
+    orchestrator = await deployment.startOrchestrator('o-ops');
+    const api = orchestrator.api('alpha');
+    const submitted = await api.submit({
+      kind: 'batch',
+      calls: [
+        { tool: 'search__search', arguments: { query: 'metrics' } },
+        { tool: 'search__get_document', arguments: { id: 'nope' } },
+        { tool: 'notes__add_note', arguments: { text: 7 } },
+      ],
+    });
+    await api.finished(submitted.body.id);
+  });
+
+  afterAll(async () => {
+    await deployment?.close();
+  });
+
+  const text = async (url: string, headers: Record<string, string> = {}) => {
+    const response = await fetch(url, { headers });
+    return { status: response.status, body: await response.text() };
+  };
+
+  it('exposes queue depth, outcomes, latencies, sessions and runs on the orchestrator', async () => {
+    const { status, body } = await text(`${orchestrator.url}/metrics`);
+    expect(status).toBe(200);
+    expect(body).toMatch(
+      /switchyard_queue_jobs\{queue="tools\.\{search\}",server="search",state="waiting"\} 0/,
+    );
+    expect(body).toMatch(/switchyard_queue_jobs\{queue="\{agent-runs\}",server="",state="active"\} \d+/);
+    expect(body).toMatch(/switchyard_tool_call_outcomes_total\{server="search",status="ok"\} 1/);
+    expect(body).toMatch(/switchyard_tool_call_outcomes_total\{server="search",status="tool_error"\} 1/);
+    expect(body).toMatch(
+      /switchyard_tool_call_outcomes_total\{server="notes",status="invalid_arguments"\} 1/,
+    );
+    expect(body).toMatch(
+      /switchyard_tool_call_duration_seconds_bucket\{le="\+Inf",server="search",status="ok"\} 1/,
+    );
+    expect(body).toMatch(/switchyard_tool_call_queue_wait_seconds_count\{server="search"\} 2/);
+    expect(body).toMatch(/switchyard_mcp_sessions\{server="notes",state="ready"\} 1/);
+    expect(body).toMatch(/switchyard_agent_runs_total\{kind="batch",status="succeeded"\} 1/);
+    expect(body).toMatch(/switchyard_jobs_submitted_total\{kind="batch"\} 1/);
+  });
+
+  it('exposes outcomes, latencies and session states on the worker', async () => {
+    const { status, body } = await text(`${workerUrl}/metrics`);
+    expect(status).toBe(200);
+    expect(body).toMatch(/switchyard_worker_tool_calls_total\{server="search",tool="search",status="ok"\} 1/);
+    expect(body).toMatch(
+      /switchyard_worker_tool_calls_total\{server="search",tool="get_document",status="tool_error"\} 1/,
+    );
+    expect(body).toMatch(
+      /switchyard_worker_tool_call_duration_seconds_count\{server="search",status="ok"\} 1/,
+    );
+    expect(body).toMatch(/switchyard_worker_mcp_sessions\{server="search",state="ready"\} 1/);
+    expect(body).toMatch(/switchyard_worker_mcp_sessions\{server="search",state="reconnecting"\} 0/);
+  });
+
+  it('answers health probes with what they mean', async () => {
+    const ready: Json = JSON.parse((await text(`${workerUrl}/health/ready`)).body);
+    expect(ready).toMatchObject({
+      status: 'ok',
+      sessions: { search: { state: 'ready' }, notes: { state: 'ready' } },
+    });
+    expect((await text(`${workerUrl}/health/live`)).status).toBe(200);
+    expect((await text(`${orchestrator.url}/health/ready`)).status).toBe(200);
+  });
+
+  it('keeps the queue dashboard behind its password', async () => {
+    expect((await text(`${orchestrator.url}/admin/queues`)).status).toBe(401);
+    const wrong = `Basic ${Buffer.from('ops:wrong').toString('base64')}`;
+    expect((await text(`${orchestrator.url}/admin/queues`, { authorization: wrong })).status).toBe(401);
+    const right = `Basic ${Buffer.from('ops:correct horse battery').toString('base64')}`;
+    const page = await text(`${orchestrator.url}/admin/queues`, { authorization: right });
+    expect(page.status).toBe(200);
+    expect(page.body).toContain('<html');
+    const api = await text(`${orchestrator.url}/admin/queues/api/queues`, { authorization: right });
+    expect(api.status).toBe(200);
+    expect(api.body).toContain('tools.{search}');
+  });
+
+  it('reports a worker whose sessions are all down as not ready, with the reason', async () => {
+    const lonely = await deployment.startWorker({ id: 'w-broken', servers: ['broken'], waitFor: [] });
+    const port = (await lonely.waitFor((log) => log.msg === 'worker http listening', 'port')).port;
+    await lonely.waitFor(
+      (log) => log.msg === 'session state' && log.state === 'reconnecting',
+      'the first failed connect',
+    );
+    const probe = await text(`http://127.0.0.1:${port}/health/ready`);
+    expect(probe.status).toBe(503);
+    const body: Json = JSON.parse(probe.body);
+    expect(body.sessions.broken.state).not.toBe('ready');
+    expect(body.sessions.broken.lastError).toContain('no database');
+    await lonely.stop();
+  });
+});
