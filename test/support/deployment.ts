@@ -3,9 +3,7 @@ import pg from 'pg';
 import { ApiClient } from './api-client.ts';
 import { Fleet, type ServerEntry } from './fleet.ts';
 import { ORCHESTRATOR_MAIN, tsxArgs } from './paths.ts';
-import { freePort } from './ports.ts';
 import type { TestProcess } from './processes.ts';
-import { REDIS_URL } from './redis.ts';
 
 export const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 
@@ -35,12 +33,17 @@ export class Deployment extends Fleet {
   constructor(
     label: string,
     servers: (dir: string) => Record<string, ServerEntry>,
-    options: { teams?: Record<string, unknown>; orchestrator?: Record<string, unknown> } = {},
+    options: {
+      teams?: Record<string, unknown>;
+      orchestrator?: Record<string, unknown>;
+      worker?: Record<string, number>;
+      redisUrl?: string;
+    } = {},
   ) {
     super(
       label,
       servers,
-      {},
+      options.worker ?? {},
       {
         teams: options.teams ?? {
           alpha: { apiKeys: [TEAM_KEYS.alpha], maxConcurrentJobs: 50 },
@@ -49,25 +52,29 @@ export class Deployment extends Fleet {
         },
         orchestrator: { ...FAST_ORCHESTRATOR_SETTINGS, ...options.orchestrator },
       },
+      options.redisUrl,
     );
   }
 
   async startOrchestrator(id = `o${Math.random().toString(36).slice(2, 8)}`): Promise<Orchestrator> {
-    const port = await freePort();
     const process = this.group.start(`orchestrator ${id}`, tsxArgs(ORCHESTRATOR_MAIN), {
-      REDIS_URL,
+      REDIS_URL: this.redisUrl,
       DATABASE_URL,
       DATABASE_SCHEMA: this.schema,
       SWITCHYARD_CONFIG: this.configPath,
       SWITCHYARD_PREFIX: this.prefix,
       REPLICA_ID: id,
-      PORT: String(port),
+      PORT: '0',
       HOST: '127.0.0.1',
       LOG_LEVEL: 'debug',
       ...this.processEnv,
     });
-    await process.waitFor((log) => log.msg === 'orchestrator listening', `${id} to listen`, 60_000);
-    const url = `http://127.0.0.1:${port}`;
+    const listening = await process.waitFor(
+      (log) => log.msg === 'orchestrator listening',
+      `${id} to listen`,
+      60_000,
+    );
+    const url = `http://127.0.0.1:${listening.port}`;
     const orchestrator = {
       process,
       url,

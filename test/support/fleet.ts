@@ -41,9 +41,9 @@ export class Fleet {
   readonly group = new ProcessGroup();
   /** Extra environment for every process this deployment starts (e.g. OTEL_* settings). */
   readonly processEnv: Record<string, string> = {};
-  readonly redis = connect('switchyard-test-fleet');
+  readonly redis: ReturnType<typeof connect>;
   private dispatcherInstance: ToolCallDispatcher | undefined;
-  private readonly dispatcherRedis = connect('switchyard-test-dispatcher');
+  private readonly dispatcherRedis: ReturnType<typeof connect>;
 
   constructor(
     label: string,
@@ -51,7 +51,11 @@ export class Fleet {
     worker: Record<string, number> = {},
     /** Further top-level config sections (teams, orchestrator). */
     extra: Record<string, unknown> = {},
+    /** The Redis every process of this deployment uses (default: the machine's). */
+    readonly redisUrl = REDIS_URL,
   ) {
+    this.redis = connect('switchyard-test-fleet', redisUrl);
+    this.dispatcherRedis = connect('switchyard-test-dispatcher', redisUrl);
     this.prefix = uniquePrefix(label);
     this.dir = mkdtempSync(join(tmpdir(), `switchyard-${label}-`));
     const raw = { servers: servers(this.dir), worker: { ...FAST_WORKER_SETTINGS, ...worker }, ...extra };
@@ -70,7 +74,7 @@ export class Fleet {
   ): Promise<TestProcess> {
     const id = options.id ?? `w${Math.random().toString(36).slice(2, 8)}`;
     const worker = this.group.start(`worker ${id}`, tsxArgs(WORKER_MAIN), {
-      REDIS_URL,
+      REDIS_URL: this.redisUrl,
       SWITCHYARD_CONFIG: this.configPath,
       SWITCHYARD_PREFIX: this.prefix,
       WORKER_ID: id,

@@ -1,15 +1,24 @@
 import { createServer } from 'node:net';
 
-/** A port that was free a moment ago, for a server a test must restart on the same address. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+function tryListen(port: number): Promise<number | undefined> {
+  return new Promise((resolve) => {
     const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
+    server.once('error', () => resolve(undefined));
+    server.listen(port, '127.0.0.1', () => {
       const address = server.address();
-      server.close(() =>
-        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
-      );
+      server.close(() => resolve(typeof address === 'object' && address ? address.port : undefined));
     });
   });
+}
+
+/**
+ * A port that was free a moment ago, for a server a test must restart on the same address. Chosen
+ * below the kernel's ephemeral range (32768+), so outgoing connections cannot take it in between.
+ */
+export async function freePort(): Promise<number> {
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const port = await tryListen(20_000 + Math.floor(Math.random() * 12_000));
+    if (port) return port;
+  }
+  throw new Error('no free port between 20000 and 32000');
 }

@@ -8,8 +8,11 @@ export function uniquePrefix(label: string): string {
   return `sy-test-${label}-${randomUUID().slice(0, 8)}`;
 }
 
-export function connect(name = 'switchyard-test'): Redis {
-  return new Redis(REDIS_URL, { maxRetriesPerRequest: null, connectionName: name });
+export function connect(name = 'switchyard-test', url = REDIS_URL): Redis {
+  const redis = new Redis(url, { maxRetriesPerRequest: null, connectionName: name });
+  // Tests that restart Redis expect reconnects; ioredis retries on its own.
+  redis.on('error', () => undefined);
+  return redis;
 }
 
 /** Deletes every key of a test prefix. */

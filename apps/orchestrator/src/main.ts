@@ -31,7 +31,10 @@ async function main(): Promise<void> {
     .build();
   SwaggerModule.setup('docs', app, () => SwaggerModule.createDocument(app, openApi));
   await app.listen(env.port, env.host);
-  log.info({ url: await app.getUrl(), port: env.port }, 'orchestrator listening');
+  // The bound port, which differs from PORT when PORT=0 asks for any free one.
+  const address = app.getHttpServer().address();
+  const port = typeof address === 'object' && address ? address.port : env.port;
+  log.info({ url: await app.getUrl(), port }, 'orchestrator listening');
 }
 
 main().catch((error: unknown) => {

@@ -1,0 +1,101 @@
+/**
+ * `npm run bench`: Switchyard's benchmark against real Redis, PostgreSQL and MCP server processes.
+ * Every figure is measured in this one run, and every ratio compares two figures measured side by
+ * side. Writes test/bench/results.json, test/bench/results.md and the README's Benchmarks section.
+ */
+import { EventEmitter } from 'node:events';
+import { loadavg } from 'node:os';
+import { closeEverything, progress } from './harness.ts';
+import { machineInfo } from './machine.ts';
+import { type BenchSettings, RESULTS_JSON, RESULTS_MD, writeReport } from './report.ts';
+import { latency } from './scenarios/latency.ts';
+import { orchestrator } from './scenarios/orchestrator.ts';
+import { parallel } from './scenarios/parallel.ts';
+import { serialized } from './scenarios/serialized.ts';
+import { workerMemory } from './scenarios/worker-memory.ts';
+
+/** Sized to finish in a few minutes on a 2-core machine. */
+const SETTINGS: BenchSettings = {
+  latency: { warmup: 20, rounds: 10, perRound: 30, perCallSessionPerRound: 3 },
+  serialized: { warmup: 50, sizes: [100, 1000], repetitions: 3 },
+  parallel: { serverCounts: [1, 4, 10], callsPerServer: 100, toolMs: 20, repetitions: 2 },
+  workerMemory: { sessionCounts: [1, 10], callsPerSession: 50 },
+  orchestrator: {
+    directCalls: 100,
+    shortSteps: 1,
+    longSteps: 11,
+    agentRepetitions: 4,
+    batchCalls: 200,
+    batchRepetitions: 3,
+    roundTrips: 10,
+    concurrentJobs: [5, 50],
+    toolMs: 2_000,
+  },
+};
+
+/** A run that takes this long is stuck: stop everything and fail. */
+const GIVE_UP_AFTER_MS = 12 * 60_000;
+
+// A worker serving ten servers waits for each of them with its own exit listener (test/support/fleet.ts).
+EventEmitter.defaultMaxListeners = 64;
+
+async function main(): Promise<void> {
+  const started = performance.now();
+  const machine = await machineInfo();
+  progress(
+    `machine: ${machine.nproc} CPUs, Node ${machine.node}, Redis ${machine.redis}, PostgreSQL ${machine.postgres}, load ${machine.loadStart.toFixed(1)}`,
+  );
+  const date = new Date().toISOString();
+  const latencyResult = await latency(SETTINGS.latency);
+  const serializedResult = await serialized(SETTINGS.serialized);
+  const parallelResult = await parallel(SETTINGS.parallel);
+  const workerMemoryResult = await workerMemory(SETTINGS.workerMemory);
+  const orchestratorResult = await orchestrator(SETTINGS.orchestrator);
+  const { markdown, readmeUpdated } = writeReport({
+    date,
+    durationSeconds: (performance.now() - started) / 1000,
+    machine: { ...machine, loadEnd: loadavg()[0] ?? 0 },
+    settings: SETTINGS,
+    latency: latencyResult,
+    serialized: serializedResult,
+    parallel: parallelResult,
+    workerMemory: workerMemoryResult,
+    orchestrator: orchestratorResult,
+  });
+  process.stdout.write(`\n${markdown}\n\n`);
+  progress(`wrote ${RESULTS_JSON} and ${RESULTS_MD}`);
+  if (readmeUpdated) progress('updated the Benchmarks section of README.md');
+  else
+    progress(
+      'README.md has no <!-- bench:start --> / <!-- bench:end --> markers: the table above was not copied into it',
+    );
+}
+
+let stopping = false;
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(signal, () => {
+    if (stopping) return;
+    stopping = true;
+    progress(`${signal}: stopping every process the benchmark started`);
+    void closeEverything().finally(() => process.exit(130));
+  });
+}
+
+const watchdog = setTimeout(() => {
+  progress(`FAILED: still running after ${GIVE_UP_AFTER_MS / 60_000} minutes; stopping everything`);
+  void closeEverything().finally(() => process.exit(1));
+}, GIVE_UP_AFTER_MS);
+
+main().then(
+  () => {
+    clearTimeout(watchdog);
+    progress('done');
+    process.exit(0);
+  },
+  (error: unknown) => {
+    clearTimeout(watchdog);
+    progress(`FAILED: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+    // Every scenario closes what it started before its error reaches here.
+    void closeEverything().finally(() => process.exit(1));
+  },
+);

@@ -1,0 +1,83 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { freePort } from './ports.ts';
+
+/**
+ * A Redis server of a test's own, with AOF (appendfsync always), that the test may kill and restart:
+ * never the machine's shared one. Readiness is read from its log, not guessed.
+ */
+export class DedicatedRedis {
+  private child: ChildProcess | undefined;
+  private readonly dir = mkdtempSync(join(tmpdir(), 'switchyard-redis-'));
+  port = 0;
+  restarts = 0;
+
+  get url(): string {
+    return `redis://127.0.0.1:${this.port}`;
+  }
+
+  async start(): Promise<void> {
+    if (!this.port) this.port = await freePort();
+    const child = spawn(
+      'redis-server',
+      [
+        '--port',
+        String(this.port),
+        '--bind',
+        '127.0.0.1',
+        '--dir',
+        this.dir,
+        '--appendonly',
+        'yes',
+        '--appendfsync',
+        'always',
+        '--save',
+        '',
+        '--logfile',
+        '',
+      ],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    this.child = child;
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error('redis-server did not become ready in 15 s')), 15_000);
+      child.once('error', (error) => {
+        clearTimeout(timer);
+        reject(new Error(`cannot start redis-server (is it installed?): ${error.message}`));
+      });
+      child.once('exit', (code) => {
+        clearTimeout(timer);
+        reject(new Error(`redis-server exited with ${code} before it was ready`));
+      });
+      createInterface({ input: child.stdout as NodeJS.ReadableStream }).on('line', (line) => {
+        if (line.includes('Ready to accept connections')) {
+          clearTimeout(timer);
+          resolve();
+        }
+      });
+    });
+  }
+
+  /** SIGKILL (no chance to save anything but what AOF already has), then start again on the same port. */
+  async crashAndRestart(): Promise<void> {
+    await this.kill();
+    await this.start();
+    this.restarts += 1;
+  }
+
+  async stop(): Promise<void> {
+    await this.kill();
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+
+  private async kill(): Promise<void> {
+    const child = this.child;
+    if (!child || child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGKILL');
+    await exited;
+  }
+}
