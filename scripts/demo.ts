@@ -5,7 +5,6 @@
  * everything it started.
  */
 import { randomUUID } from 'node:crypto';
-import { createServer } from 'node:net';
 import { resolve } from 'node:path';
 import { configPathFromEnv, loadConfig } from '@switchyard/contracts';
 import pg from 'pg';
@@ -16,17 +15,6 @@ import { type StartedProcess, startNodeProcess } from './demo/worker-processes.t
 
 const ROOT = resolve(import.meta.dirname, '..');
 const LOG_DIR = resolve(ROOT, '.switchyard');
-
-function freePort(): Promise<number> {
-  return new Promise((done, fail) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() =>
-        typeof address === 'object' && address ? done(address.port) : fail(new Error('no port')),
-      );
-    });
-  });
-}
 
 const BATCH = {
   kind: 'batch',
@@ -107,7 +95,6 @@ async function main(): Promise<void> {
         ),
       );
     }
-    const port = await freePort();
     const orchestrator = startNodeProcess(
       'demo-orchestrator',
       'apps/orchestrator/src/main.ts',
@@ -115,20 +102,20 @@ async function main(): Promise<void> {
         ...common,
         DATABASE_URL: postgres.url,
         DATABASE_SCHEMA: schema,
-        PORT: String(port),
+        PORT: process.env.PORT ?? '0',
         HOST: '127.0.0.1',
         REPLICA_ID: 'demo-orchestrator',
       },
       LOG_DIR,
     );
     processes.push(orchestrator);
-    await Promise.all([
+    const [listening] = await Promise.all([
+      orchestrator.waitForLog((log) => log.msg === 'orchestrator listening', 'start-up'),
       ...processes
         .slice(0, 2)
         .map((worker) => worker.waitForLog((log) => log.msg === 'tool worker started', 'start-up')),
-      orchestrator.waitForLog((log) => log.msg === 'orchestrator listening', 'start-up'),
     ]);
-    const baseUrl = `http://127.0.0.1:${port}`;
+    const baseUrl = `http://127.0.0.1:${listening.port}`;
     console.log(
       `Orchestrator: ${baseUrl} (OpenAPI at ${baseUrl}/docs); workers: demo-worker-1, demo-worker-2`,
     );

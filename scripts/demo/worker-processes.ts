@@ -7,12 +7,12 @@ export interface StartedProcess {
   name: string;
   child: ChildProcess;
   logFile: string;
-  /** Resolves when a JSON log line matches. */
+  /** Resolves with the first JSON log line that matches. */
   waitForLog: (
     match: (log: Record<string, unknown>) => boolean,
     what: string,
     timeoutMs?: number,
-  ) => Promise<void>;
+  ) => Promise<Record<string, unknown>>;
   stop: () => Promise<void>;
 }
 
@@ -47,19 +47,19 @@ export function startNodeProcess(
     child,
     logFile,
     waitForLog: (match, what, timeoutMs = 60_000) =>
-      new Promise((resolve, reject) => {
+      new Promise<Record<string, unknown>>((resolve, reject) => {
         const timer = setTimeout(
           () => finish(new Error(`${name}: no ${what} within ${timeoutMs} ms (see ${logFile})`)),
           timeoutMs,
         );
         const onExit = () => finish(new Error(`${name} exited before ${what} (see ${logFile})`));
-        const listener = (line: Record<string, unknown>) => match(line) && finish();
-        const finish = (error?: Error) => {
+        const listener = (line: Record<string, unknown>) => match(line) && finish(undefined, line);
+        const finish = (error?: Error, line: Record<string, unknown> = {}) => {
           clearTimeout(timer);
           listeners.delete(listener);
           child.off('exit', onExit);
           if (error) reject(error);
-          else resolve();
+          else resolve(line);
         };
         listeners.add(listener);
         child.once('exit', onExit);
