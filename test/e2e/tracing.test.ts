@@ -28,6 +28,7 @@ describe('one trace per job', () => {
     Object.assign(deployment.processEnv, {
       OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
       OTEL_BSP_SCHEDULE_DELAY: '100',
+      JAEGER_UI_URL: 'http://jaeger.example:16686/',
     });
     // Two worker processes, each serving one of the servers the job calls.
     await Promise.all([
@@ -63,6 +64,7 @@ describe('one trace per job', () => {
     const job: Json = await api.finished(submitted.body.id);
     expect(job.status).toBe('succeeded');
     const traceId: string = job.traceId;
+    expect(job.traceUrl).toBe(`http://jaeger.example:16686/trace/${traceId}`);
 
     const spans = await receiver.waitFor(
       traceId,
