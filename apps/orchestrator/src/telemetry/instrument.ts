@@ -1,5 +1,6 @@
 // Imported first by main.ts, so the SDK is running before any module it instruments is loaded.
-import { ExpressInstrumentation } from '@opentelemetry/instrumentation-express';
+// No express instrumentation: its per-middleware spans would hide the HTTP server span from
+// RouteSpanInterceptor, which names that span after the Nest route instead.
 import { HttpInstrumentation } from '@opentelemetry/instrumentation-http';
 import { PgInstrumentation } from '@opentelemetry/instrumentation-pg';
 import { startTracing } from './tracing.ts';
@@ -9,6 +10,5 @@ startTracing('switchyard-orchestrator', [
     // Probes and scrapes are not worth a trace each.
     ignoreIncomingRequestHook: (request) => /^\/(health|metrics)/.test(request.url ?? ''),
   }),
-  new ExpressInstrumentation(),
   new PgInstrumentation(),
 ]);
