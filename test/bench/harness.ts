@@ -12,8 +12,9 @@ export function progress(message: string): void {
 }
 
 /**
- * The worker settings of the config schema's defaults (production), not the test harness's fast
- * failure detection: a benchmark should pay what a deployment pays (heartbeats, stalled checks).
+ * The config schema's default worker settings (production), not the test harness's fast failure
+ * detection: a benchmark should pay what a deployment pays (heartbeats, lock renewals, stalled checks).
+ * Only the shutdown grace is short, so that stopping the fleet does not wait.
  */
 export const PRODUCTION_WORKER_SETTINGS = {
   heartbeatMs: 2_000,

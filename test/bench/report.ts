@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { REPO_ROOT } from '../support/paths.ts';
 import type { Machine } from './machine.ts';
@@ -261,7 +262,7 @@ export function renderMarkdown(results: BenchResults, derived: Derived): string 
   const idle = orch.idleRss;
   const memoryRows: string[][] = workerMemory.workers.map((worker) => [
     'tool worker',
-    `${worker.sessions} warm session${worker.sessions === 1 ? '' : 's'} (${workerMemory.callsPerSession} calls each)`,
+    `${worker.sessions} warm session${worker.sessions === 1 ? '' : 's'} (${workerMemory.callsPerSession} calls per session)`,
     mib(worker.warm.self),
     ratio(worker.warm.self, fewSessions?.warm.self ?? Number.NaN),
     mib(worker.warm.withChildren),
@@ -306,7 +307,7 @@ export function renderMarkdown(results: BenchResults, derived: Derived): string 
           'calls: echo bursts on one serialized server',
           `${growth.calls.from} calls: ${perSecond(serialFirst?.perSecond ?? 0)}`,
           `${growth.calls.to} calls: ${perSecond(serialLast?.perSecond ?? 0)}`,
-          ratio(growth.calls.throughput, 1),
+          `${ratio(growth.calls.throughput, 1)} (steady: 1.00×)`,
           `worker peak ${mib(serialized.workerPeakRss[0] ?? 0)} → ${mib(serialized.workerPeakRss.at(-1) ?? 0)}`,
           ratio(growth.calls.workerPeakRss, 1),
         ],
@@ -357,11 +358,24 @@ const README = `${REPO_ROOT}/README.md`;
 const START = '<!-- bench:start -->';
 const END = '<!-- bench:end -->';
 
+/** Lays the JSON out as the repo's formatter does, so `npm run lint` stays clean after a run. */
+function formatJson(path: string): void {
+  try {
+    execFileSync(`${REPO_ROOT}/node_modules/.bin/biome`, ['format', '--write', path], {
+      cwd: REPO_ROOT,
+      stdio: 'ignore',
+    });
+  } catch (error) {
+    process.stderr.write(`could not format ${path} with biome: ${(error as Error).message}\n`);
+  }
+}
+
 /** Writes results.json and results.md, and the README section; returns whether the README had the markers. */
 export function writeReport(results: BenchResults): { markdown: string; readmeUpdated: boolean } {
   const derived = derive(results);
   const markdown = renderMarkdown(results, derived);
   writeFileSync(RESULTS_JSON, `${JSON.stringify({ ...results, derived }, rounded, 2)}\n`);
+  formatJson(RESULTS_JSON);
   writeFileSync(RESULTS_MD, `# Switchyard benchmark\n\n${markdown}\n`);
   const readme = readFileSync(README, 'utf8');
   const start = readme.indexOf(START);
