@@ -3,7 +3,7 @@ import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
-import { ConfigError, loadConfig } from '@switchyard/contracts';
+import { ConfigError, loadConfig, ORCHESTRATOR_UNUSED_SECRETS } from '@switchyard/contracts';
 import { AppModule } from './app.module.ts';
 import { HttpErrorsFilter } from './http/http-errors.filter.ts';
 import { RouteSpanInterceptor } from './http/route-span.interceptor.ts';
@@ -14,7 +14,7 @@ import { readOrchestratorEnv } from './runtime/orchestrator-env.ts';
 async function main(): Promise<void> {
   const env = readOrchestratorEnv();
   const log = createLogger({ replicaId: env.replicaId });
-  const config = loadConfig(env.configPath);
+  const config = loadConfig(env.configPath, process.env, { unusedSecrets: ORCHESTRATOR_UNUSED_SECRETS });
   const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config, env, log), {
     logger: new PinoNestLogger(log),
     bodyParser: false,

@@ -1,5 +1,5 @@
 import './telemetry/instrument.ts';
-import { ConfigError, loadConfig } from '@switchyard/contracts';
+import { ConfigError, loadConfig, WORKER_UNUSED_SECRETS } from '@switchyard/contracts';
 import { createLogger } from './runtime/logger.ts';
 import { readWorkerEnv } from './runtime/worker-env.ts';
 import { stopTracing } from './telemetry/tracing.ts';
@@ -9,7 +9,7 @@ import { ToolWorker } from './tool-worker.ts';
 async function main(): Promise<void> {
   const env = readWorkerEnv();
   const log = createLogger({ workerId: env.workerId });
-  const config = loadConfig(env.configPath);
+  const config = loadConfig(env.configPath, process.env, { unusedSecrets: WORKER_UNUSED_SECRETS });
   const worker = new ToolWorker({ ...env, config, log });
   let signals = 0;
   const stop = (signal: NodeJS.Signals) => {

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
-import { ConfigError, expandEnv } from './env-expansion.ts';
+import { ConfigError, expandEnv, pathMatcher } from './env-expansion.ts';
 
 export const SERVER_NAME = /^[a-z][a-z0-9-]{0,30}$/;
 export const TEAM_NAME = /^[a-z][a-z0-9-]{0,62}$/;
@@ -180,15 +180,29 @@ function describeIssue(issue: z.core.$ZodIssue): ConfigError {
   return new ConfigError(key, issue.message);
 }
 
+export interface ConfigOptions {
+  /**
+   * Dotted-path globs of secrets this process never uses; a `${VAR}` missing there stays unexpanded
+   * instead of failing start-up.
+   */
+  unusedSecrets?: string[];
+}
+
+/** What the tool worker never reads: the teams' API keys. */
+export const WORKER_UNUSED_SECRETS = ['teams.**'];
+/** What the orchestrator never reads: the MCP servers' environment and headers (tokens). */
+export const ORCHESTRATOR_UNUSED_SECRETS = ['servers.*.env.*', 'servers.*.headers.*'];
+
 /** Validates an already-parsed document; `${VAR}` references are expanded from `env` first. */
 export function parseConfig(
   raw: unknown,
   env: NodeJS.ProcessEnv = process.env,
   source?: string,
+  options: ConfigOptions = {},
 ): SwitchyardConfig {
   let expanded: unknown;
   try {
-    expanded = expandEnv(raw ?? {}, env);
+    expanded = expandEnv(raw ?? {}, env, [], pathMatcher(options.unusedSecrets ?? []));
   } catch (error) {
     if (error instanceof ConfigError) throw new ConfigError(error.key, error.reason, source);
     throw error;
@@ -202,7 +216,11 @@ export function parseConfig(
   return result.data;
 }
 
-export function loadConfig(path: string, env: NodeJS.ProcessEnv = process.env): SwitchyardConfig {
+export function loadConfig(
+  path: string,
+  env: NodeJS.ProcessEnv = process.env,
+  options: ConfigOptions = {},
+): SwitchyardConfig {
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
@@ -215,7 +233,7 @@ export function loadConfig(path: string, env: NodeJS.ProcessEnv = process.env): 
   } catch (error) {
     throw new ConfigError('', `invalid YAML: ${(error as Error).message}`, path);
   }
-  return parseConfig(raw, env, path);
+  return parseConfig(raw, env, path, options);
 }
 
 /** `SWITCHYARD_CONFIG`, default `./switchyard.yaml`. */

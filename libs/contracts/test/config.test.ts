@@ -2,7 +2,13 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig, parseConfig } from '../src/index.ts';
+import {
+  ConfigError,
+  loadConfig,
+  ORCHESTRATOR_UNUSED_SECRETS,
+  parseConfig,
+  WORKER_UNUSED_SECRETS,
+} from '../src/index.ts';
 
 const errorOf = (fn: () => unknown): ConfigError => {
   try {
@@ -96,5 +102,31 @@ describe('config', () => {
   it('does not let an expanded value inject YAML structure', () => {
     const config = parseConfig({ servers: { docs: { command: '${CMD}' } } }, { CMD: 'node\nargs: [evil]' });
     expect(config.servers.docs).toMatchObject({ command: 'node\nargs: [evil]', args: [] });
+  });
+});
+
+describe('secrets a process does not use', () => {
+  const raw = {
+    servers: { docs: { url: 'http://docs/mcp', headers: { Authorization: 'Bearer ${DOCS_TOKEN}' } } },
+    teams: { search: { apiKeys: ['${SEARCH_TEAM_KEY}'] } },
+  };
+
+  it('lets a worker start without the team keys, but not without its server tokens', () => {
+    const config = parseConfig(raw, { DOCS_TOKEN: 'token-123' }, undefined, {
+      unusedSecrets: WORKER_UNUSED_SECRETS,
+    });
+    expect(config.servers.docs).toMatchObject({ headers: { Authorization: 'Bearer token-123' } });
+    expect(errorOf(() => parseConfig(raw, {}, undefined, { unusedSecrets: WORKER_UNUSED_SECRETS })).key).toBe(
+      'servers.docs.headers.Authorization',
+    );
+  });
+
+  it('lets an orchestrator start without server tokens, but not without the team keys', () => {
+    const env = { SEARCH_TEAM_KEY: 'search-key-0000000001' };
+    const config = parseConfig(raw, env, undefined, { unusedSecrets: ORCHESTRATOR_UNUSED_SECRETS });
+    expect(config.teams.search?.apiKeys).toEqual(['search-key-0000000001']);
+    expect(
+      errorOf(() => parseConfig(raw, {}, undefined, { unusedSecrets: ORCHESTRATOR_UNUSED_SECRETS })).key,
+    ).toBe('teams.search.apiKeys.0');
   });
 });
