@@ -464,7 +464,7 @@ describe('compose.yaml', () => {
     const broken = text
       .replace('command: [redis-server, --appendonly, "yes"]', 'command: [redis-server]')
       .replace('replicas: 2', 'replicas: 1')
-      .replace('stop_grace_period: 100s', 'stop_grace_period: 30s')
+      .replace('stop_grace_period: 130s', 'stop_grace_period: 30s')
       .replace('REDIS_URL: redis://redis:6379', 'REDIS_URL: redis://cache:6379');
     const problems = checkCompose(broken, DOCKER_DIR, REPO_ROOT).join('\n');
     expect(problems).toMatch(/redis does not run with --appendonly yes/);
