@@ -1,5 +1,6 @@
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it } from 'vitest';
+import { ZodError } from 'zod';
 import { classifyCallError } from '../src/execution/call-errors.ts';
 import { SessionNotReadyError } from '../src/sessions/managed-session.ts';
 
@@ -14,6 +15,11 @@ describe('call failure classification', () => {
     [new McpError(ErrorCode.MethodNotFound, 'nope'), false, 'unknown_tool'],
     [new McpError(ErrorCode.InternalError, 'boom'), false, 'protocol'],
     [new TypeError('fetch failed'), false, 'transport'],
+    [
+      new ZodError([{ code: 'custom', path: ['content'], message: 'expected array', input: 'nope' }]),
+      false,
+      'protocol',
+    ],
   ])('%s (cancelled: %s) is %s', (error, cancelled, kind) => {
     expect(classifyCallError(error, cancelled).kind).toBe(kind);
   });

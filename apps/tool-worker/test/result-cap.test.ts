@@ -41,3 +41,17 @@ describe('text for the model', () => {
     expect(textForModel({ content: [], structuredContent: { x: 1 }, truncated: false })).toBe('{"x":1}');
   });
 });
+
+describe('the cap is on the stored JSON, not the raw text', () => {
+  it.each([
+    ['quotes', '"'.repeat(200_000)],
+    ['newlines', '\n'.repeat(200_000)],
+    ['control characters', '\u0001'.repeat(200_000)],
+    ['emoji', '😀'.repeat(100_000)],
+  ])('keeps %s under the cap', (_what, text) => {
+    const capped = capResult({ content: [{ type: 'text', text }] }, 64 * 1024);
+    expect(capped.truncated).toBe(true);
+    expect(Buffer.byteLength(JSON.stringify(capped.content))).toBeLessThanOrEqual(64 * 1024);
+    expect(capped.content[0]?.text).not.toMatch(/[\ud800-\udbff]$/);
+  });
+});

@@ -5,5 +5,6 @@ export * from './env-expansion.ts';
 export * from './idempotency.ts';
 export * from './naming.ts';
 export * from './outcome.ts';
+export * from './text-safety.ts';
 export * from './tool-call.ts';
 export * from './trace-carrier.ts';

@@ -1,4 +1,5 @@
 import type { Request, Response } from 'express';
+import type { Logger } from '../runtime/logger.ts';
 import type { JobEvents } from './job-events.ts';
 import { FINAL_STATUSES, type JobStatus } from './job-request.ts';
 import type { JobStore } from './job-store.ts';
@@ -12,7 +13,7 @@ const KEEPALIVE_MS = 15_000;
 export async function streamJobEvents(
   jobId: string,
   lastEventId: number,
-  deps: { store: JobStore; events: JobEvents },
+  deps: { store: JobStore; events: JobEvents; log: Logger },
   request: Request,
   response: Response,
 ): Promise<void> {
@@ -52,7 +53,10 @@ export async function streamJobEvents(
   };
   // Drains run one after another, so events are written once and in order.
   const schedule = () => {
-    draining = draining.then(drain).catch(close);
+    draining = draining.then(drain).catch((error: unknown) => {
+      deps.log.warn({ job_id: jobId, err: error }, 'event stream failed; closing it');
+      close();
+    });
   };
   const unwatch = deps.events.watch(jobId, schedule);
   const keepalive = setInterval(() => {

@@ -1,3 +1,4 @@
+import { findUnsafeJson } from '@switchyard/contracts';
 import { z } from 'zod';
 import { ModelSpecSchema } from '../agent/models/model-spec.ts';
 
@@ -49,7 +50,16 @@ export const BatchJobRequestSchema = z.strictObject({
   metadata: z.record(z.string().max(100), z.string().max(1000)).optional(),
 });
 
-export const JobRequestSchema = z.discriminatedUnion('kind', [AgentJobRequestSchema, BatchJobRequestSchema]);
+/** Deeper than this, a job request is refused: nobody's tool arguments need it, and it costs stack. */
+export const MAX_REQUEST_DEPTH = 64;
+
+export const JobRequestSchema = z
+  .discriminatedUnion('kind', [AgentJobRequestSchema, BatchJobRequestSchema])
+  .superRefine((request, context) => {
+    // Text PostgreSQL cannot store, or nesting past the limit, is the client's mistake: a 400 naming it.
+    const problem = findUnsafeJson(request, MAX_REQUEST_DEPTH);
+    if (problem) context.addIssue({ code: 'custom', path: problem.path.split('.'), message: problem.reason });
+  });
 export type JobRequest = z.infer<typeof JobRequestSchema>;
 export type AgentJobRequest = z.infer<typeof AgentJobRequestSchema>;
 export type BatchJobRequest = z.infer<typeof BatchJobRequestSchema>;

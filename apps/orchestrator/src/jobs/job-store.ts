@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { ToolCallOutcome } from '@switchyard/contracts';
+import { safeJson, type ToolCallOutcome } from '@switchyard/contracts';
 import type pg from 'pg';
 import { PG_POOL } from '../runtime/tokens.ts';
 import type { JobRequest, JobStatus } from './job-request.ts';
@@ -51,6 +51,9 @@ export class ConcurrencyLimitError extends Error {
   }
 }
 
+/** JSON for a jsonb column: text PostgreSQL refuses (NUL, lone surrogates) becomes U+FFFD. */
+const jsonb = (value: unknown): string => JSON.stringify(safeJson(value));
+
 const JOB_COLUMNS = `id, team, kind, status, request, result, error, trace_id AS "traceId", traceparent,
   idempotency_key AS "idempotencyKey", created_at AS "createdAt", started_at AS "startedAt", finished_at AS "finishedAt"`;
 const TOOL_CALL_COLUMNS = `job_id AS "jobId", tool_call_id AS "toolCallId", position, model_tool AS "modelTool", server,
@@ -92,15 +95,7 @@ export class JobStore {
       const inserted = await client.query<JobRecord>(
         `INSERT INTO jobs (id, team, kind, status, request, trace_id, traceparent, idempotency_key)
          VALUES ($1, $2, $3, 'queued', $4, $5, $6, $7) RETURNING ${JOB_COLUMNS}`,
-        [
-          job.id,
-          job.team,
-          job.kind,
-          JSON.stringify(job.request),
-          job.traceId,
-          job.traceparent,
-          job.idempotencyKey,
-        ],
+        [job.id, job.team, job.kind, jsonb(job.request), job.traceId, job.traceparent, job.idempotencyKey],
       );
       await client.query('COMMIT');
       return { job: inserted.rows[0] as JobRecord, created: true };
@@ -142,7 +137,7 @@ export class JobStore {
     const updated = await this.pool.query(
       `UPDATE jobs SET status = $2, result = $3, error = $4, finished_at = now()
        WHERE id = $1 AND status IN ('queued', 'running')`,
-      [id, status, result === undefined ? null : JSON.stringify(result), error ?? null],
+      [id, status, result === undefined ? null : jsonb(result), error ?? null],
     );
     return (updated.rowCount ?? 0) > 0;
   }
@@ -186,7 +181,7 @@ export class JobStore {
         call.modelTool,
         call.server,
         call.tool,
-        JSON.stringify(call.arguments),
+        jsonb(call.arguments),
       ],
     );
   }
@@ -196,14 +191,14 @@ export class JobStore {
     await this.pool.query(
       `UPDATE tool_calls SET status = $3, outcome = $4, finished_at = now()
        WHERE job_id = $1 AND tool_call_id = $2 AND outcome IS NULL`,
-      [jobId, toolCallId, outcome.status, JSON.stringify(outcome)],
+      [jobId, toolCallId, outcome.status, jsonb(outcome)],
     );
   }
 
   async appendEvent(jobId: string, type: string, data: Record<string, unknown>): Promise<number> {
     const result = await this.pool.query<{ id: string }>(
       'INSERT INTO job_events (job_id, type, data) VALUES ($1, $2, $3) RETURNING id',
-      [jobId, type, JSON.stringify(data)],
+      [jobId, type, jsonb(data)],
     );
     return Number(result.rows[0]?.id);
   }

@@ -17,6 +17,8 @@ import { z } from 'zod';
 import { ApiKeyGuard, CurrentTeam } from '../auth/api-key.guard.ts';
 import type { Team } from '../auth/teams.service.ts';
 import { ZodValidationPipe } from '../http/zod-validation.pipe.ts';
+import type { Logger } from '../runtime/logger.ts';
+import { LOGGER } from '../runtime/tokens.ts';
 import { streamJobEvents } from './job-event-stream.ts';
 import { JobEvents } from './job-events.ts';
 import { type JobRequest, JobRequestSchema } from './job-request.ts';
@@ -35,6 +37,7 @@ export class JobsController {
     @Inject(JobsService) private readonly jobs: JobsService,
     @Inject(JobStore) private readonly store: JobStore,
     @Inject(JobEvents) private readonly events: JobEvents,
+    @Inject(LOGGER) private readonly log: Logger,
   ) {}
 
   @Post()
@@ -79,9 +82,10 @@ export class JobsController {
     @Res() response: Response,
   ): Promise<void> {
     await this.jobs.owned(team, id);
-    const after = Number.parseInt(lastEventId ?? '0', 10);
-    const deps = { store: this.store, events: this.events };
-    await streamJobEvents(id, Number.isFinite(after) && after > 0 ? after : 0, deps, request, response);
+    // Event ids are bigserials; anything else (garbage, absurdly large) replays from the start.
+    const after = /^\d{1,15}$/.test(lastEventId ?? '') ? Number(lastEventId) : 0;
+    const deps = { store: this.store, events: this.events, log: this.log };
+    await streamJobEvents(id, after, deps, request, response);
   }
 
   @Post(':id/cancel')

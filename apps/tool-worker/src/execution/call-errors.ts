@@ -1,4 +1,5 @@
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { ZodError } from 'zod';
 import { SessionNotReadyError } from '../sessions/managed-session.ts';
 
 /** How a thrown call failed, which decides status, `executed`, and whether a retry is allowed. */
@@ -30,6 +31,16 @@ export function classifyCallError(error: unknown, cancelled: boolean): CallFailu
       default:
         return { kind: 'protocol', message, code: error.code };
     }
+  }
+  // The server answered, but not with a CallToolResult: a protocol error, never retried.
+  if (error instanceof ZodError) {
+    const issue = error.issues[0];
+    const where = issue?.path.length ? issue.path.join('.') : 'result';
+    return {
+      kind: 'protocol',
+      message: `malformed tools/call result: ${where}: ${issue?.message ?? 'invalid'}`,
+      code: ErrorCode.InvalidRequest,
+    };
   }
   // fetch failures, broken pipes, HTTP status errors from the Streamable HTTP transport.
   return { kind: 'transport', message };

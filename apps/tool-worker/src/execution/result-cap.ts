@@ -36,7 +36,8 @@ export function capResult(result: ToolResultBody, maxBytes: number): CappedResul
       kept.push(block);
       budget -= size;
     } else if (block.type === 'text' && typeof block.text === 'string') {
-      kept.push({ ...block, text: cutUtf8(block.text, budget - 64) });
+      const { text: _whole, ...rest } = block;
+      kept.push({ ...rest, text: cutToEncodedBytes(block.text, budget - bytes({ ...rest, text: '' })) });
       budget = 0;
     }
   }
@@ -47,14 +48,21 @@ export function capResult(result: ToolResultBody, maxBytes: number): CappedResul
   return { content: kept, ...(keptStructured ? { structuredContent: keptStructured } : {}), truncated: true };
 }
 
-/** Cuts at a byte budget without splitting a multi-byte character. */
-function cutUtf8(text: string, maxBytes: number): string {
-  const buffer = Buffer.from(text, 'utf8');
-  if (buffer.length <= maxBytes) return text;
-  return buffer
-    .subarray(0, Math.max(0, maxBytes))
-    .toString('utf8')
-    .replace(/\uFFFD$/, '');
+/**
+ * The longest prefix of `text` whose JSON encoding fits `maxBytes`: the cap is on the stored JSON,
+ * where a quote or newline costs 2 bytes and a control character 6. A surrogate pair cut in half at
+ * the end is dropped.
+ */
+function cutToEncodedBytes(text: string, maxBytes: number): string {
+  let low = 0;
+  // Every character encodes to at least one byte, so no prefix longer than maxBytes can fit.
+  let high = Math.min(text.length, Math.max(0, maxBytes));
+  while (low < high) {
+    const middle = Math.ceil((low + high) / 2);
+    if (bytes(text.slice(0, middle)) <= maxBytes) low = middle;
+    else high = middle - 1;
+  }
+  return text.slice(0, low).replace(/[\ud800-\udbff]$/, '');
 }
 
 /** What the model reads: the text blocks, else the structured content, else a description. */

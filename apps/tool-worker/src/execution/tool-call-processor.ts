@@ -3,6 +3,7 @@ import {
   carrierFrom,
   isIdempotent,
   type ServerConfig,
+  safeJson,
   type ToolCallJob,
   ToolCallJobSchema,
   type ToolCallOutcome,
@@ -170,7 +171,11 @@ export function createToolCallProcessor(deps: ProcessorDeps) {
             },
           ),
       );
-      const capped = capResult(result, config.maxResultBytes);
+      // The server's bytes: text no store or model should choke on (NUL, lone surrogates) is replaced.
+      const capped = capResult(
+        { content: safeJson(result.content), structuredContent: safeJson(result.structuredContent) },
+        config.maxResultBytes,
+      );
       log.info({ isError: result.isError === true, runMs: Date.now() - timing.sentAt }, 'tool call finished');
       return outcome({
         status: result.isError ? 'tool_error' : 'ok',
