@@ -35,6 +35,12 @@ function plannedCall(job: number, index: number): PlannedCall {
   }
 }
 
+function countBy(values: string[]): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const value of values) counts[value] = (counts[value] ?? 0) + 1;
+  return counts;
+}
+
 /** The largest number of intervals that were open at one instant. */
 function maxConcurrent(intervals: Interval[]): number {
   const edges = intervals.flatMap((row) => [
@@ -215,10 +221,7 @@ describe('fault injection under mixed load', () => {
         kills,
         redisRestarts: redis.restarts,
         outcomesByStatus: byStatus,
-        jobsByStatus: jobs.reduce<Record<string, number>>(
-          (all, job) => ({ ...all, [job.status]: (all[job.status] ?? 0) + 1 }),
-          {},
-        ),
+        jobsByStatus: countBy(jobs.map((job) => String(job.status))),
         executionsByLedger: {
           notes: [...noteStarts.values()].reduce((a, b) => a + b, 0),
           serial: serial.length,

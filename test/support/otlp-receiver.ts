@@ -38,11 +38,11 @@ interface OtlpExport {
   }>;
 }
 
-const valueOf = (value: OtlpValue): unknown =>
+const plainValue = (value: OtlpValue): unknown =>
   value.stringValue ??
   (value.intValue !== undefined ? Number(value.intValue) : (value.boolValue ?? value.doubleValue));
 const attributesOf = (list: OtlpAttribute[] = []) =>
-  Object.fromEntries(list.map((entry) => [entry.key, valueOf(entry.value)]));
+  Object.fromEntries(list.map((entry) => [entry.key, plainValue(entry.value)]));
 
 /**
  * An in-process OTLP/HTTP receiver (JSON encoding, what @opentelemetry/exporter-trace-otlp-http sends):

@@ -3,6 +3,7 @@
  * surrogates. Tool results are cleaned of them (they are the server's bytes, not ours to reject);
  * request bodies containing them are refused with a 400 naming the field.
  */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching NUL is the point
 const UNSAFE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
 
 export function isSafeText(text: string): boolean {
