@@ -237,7 +237,16 @@ describe('fault injection under mixed load', () => {
     // Every call has exactly one outcome: one record per planned call, each settled.
     for (const job of jobs) {
       const expected = planned.get(job.id) ?? [];
-      expect(job.toolCalls, job.id).toHaveLength(expected.length);
+      const diagnosis = JSON.stringify({
+        id: job.id,
+        result: job.result,
+        messages: job.messages?.map((message: Json) => [message.role, message.toolCalls?.length ?? 0, message.toolCallId ?? '']),
+        logs: deployment.group.processes
+          .flatMap((proc) => proc.logs.map((log): Json => ({ ...log, proc: proc.name })))
+          .filter((log) => log.job_id === job.id)
+          .map((log) => `${log.proc} ${log.msg} ${log.err ? JSON.stringify(log.err).slice(0, 300) : ''}`),
+      });
+      expect(job.toolCalls, diagnosis).toHaveLength(expected.length);
       expect(new Set(job.toolCalls.map((call: Json) => call.id)).size).toBe(expected.length);
       for (const call of job.toolCalls) expect(call.outcome, `${job.id}/${call.id}`).not.toBeNull();
     }

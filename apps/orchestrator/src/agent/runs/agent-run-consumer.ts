@@ -30,7 +30,8 @@ export class AgentRunConsumer implements OnApplicationBootstrap, OnModuleDestroy
     const settings = this.config.orchestrator;
     this.worker = new Worker<AgentRunData>(
       AGENT_RUNS_QUEUE,
-      (job) => this.runner.run(job.data.jobId, this.env.replicaId),
+      // BullMQ passes a signal only to a processor that takes three parameters.
+      (job, _token, signal) => this.runner.run(job.data.jobId, this.env.replicaId, signal),
       {
         connection: this.redis,
         prefix: this.env.prefix,
@@ -46,6 +47,14 @@ export class AgentRunConsumer implements OnApplicationBootstrap, OnModuleDestroy
         void this.runner.giveUp(job.data.jobId, error.message);
     });
     this.worker.on('error', (error) => this.log.error({ err: error }, 'agent-runs worker error'));
+    // A lock that could not be renewed (e.g. Redis was down past lockDurationMs) may already belong to
+    // another replica: stop the run here rather than run it twice at once.
+    this.worker.on('lockRenewalFailed', (jobIds) => {
+      for (const jobId of jobIds) {
+        this.log.warn({ job_id: jobId }, 'lost the lock of a run; stopping it here');
+        this.worker?.cancelJob(jobId, 'lock lost');
+      }
+    });
   }
 
   async onModuleDestroy(): Promise<void> {

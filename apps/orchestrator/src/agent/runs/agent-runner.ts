@@ -59,7 +59,8 @@ export class AgentRunner implements OnModuleInit {
     return this.running.size;
   }
 
-  async run(jobId: string, replicaId: string): Promise<void> {
+  /** `handover` aborts when BullMQ says this replica lost the run's lock (another may have it now). */
+  async run(jobId: string, replicaId: string, handover?: AbortSignal): Promise<void> {
     const job = await this.store.markRunning(jobId);
     if (!job) return; // cancelled before it started, or already finished by an earlier attempt
     // The run joins the trace of the request that submitted the job, whichever replica runs it.
@@ -78,11 +79,11 @@ export class AgentRunner implements OnModuleInit {
           'switchyard.replica': replicaId,
         },
       },
-      () => this.runJob(job, replicaId),
+      () => this.runJob(job, replicaId, handover),
     );
   }
 
-  private async runJob(job: JobRecord, replicaId: string): Promise<void> {
+  private async runJob(job: JobRecord, replicaId: string, handover: AbortSignal | undefined): Promise<void> {
     // trace_id and span_id come from the active span (see runtime/logger.ts).
     const log = this.log.child({ job_id: job.id, team: job.team });
     await this.events.publish(job.id, 'status', { status: 'running', replica: replicaId });
@@ -96,7 +97,7 @@ export class AgentRunner implements OnModuleInit {
     const context: RunContext = {
       job,
       filters: this.filtersFor(job),
-      signal: AbortSignal.any([controller.signal, deadline]),
+      signal: AbortSignal.any([controller.signal, deadline, ...(handover ? [handover] : [])]),
       log,
     };
     try {
@@ -107,6 +108,11 @@ export class AgentRunner implements OnModuleInit {
       await this.end(job, 'succeeded', result);
       log.info('run succeeded');
     } catch (error) {
+      if (handover?.aborted) {
+        // Not ours to finish or fail any more: the replica holding the lock resumes from the checkpoint.
+        log.warn('run handed over after a lost lock');
+        throw error;
+      }
       if (controller.signal.aborted) {
         await this.dispatcher.cancel(job.id);
         this.metrics.runEnded(job.kind, 'cancelled');
@@ -232,11 +238,17 @@ export class AgentRunner implements OnModuleInit {
     const snapshot = await graph.getState(config);
     const resumed = (snapshot.values.messages?.length ?? 0) > 0;
     if (resumed) context.log.info({ next: snapshot.next }, 'resuming run from its checkpoint');
-    const final =
-      resumed && snapshot.next.length === 0
-        ? snapshot.values
-        : await graph.invoke(resumed ? null : { messages: initialMessages(request) }, config);
-    const answer = messageText(final.messages.at(-1));
+    // Always invoke, also when getState shows nothing next: a node whose writes were saved before the
+    // crash but whose step never completed leaves `next` empty although the graph has more to do.
+    // Invoking with null input applies those writes and carries on; on a finished graph it is a no-op.
+    const final = await graph.invoke(resumed ? null : { messages: initialMessages(request) }, config);
+    const last = final.messages.at(-1);
+    if (!last || !isAiMessage(last) || ((last as AIMessage).tool_calls?.length ?? 0) > 0) {
+      throw new Error(
+        `the graph stopped without a final answer (last message: ${last?.getType() ?? 'none'})`,
+      );
+    }
+    const answer = messageText(last);
     await this.events.publish(context.job.id, 'message', { role: 'assistant', content: answer });
     return answer;
   }
