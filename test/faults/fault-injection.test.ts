@@ -240,7 +240,11 @@ describe('fault injection under mixed load', () => {
       const diagnosis = JSON.stringify({
         id: job.id,
         result: job.result,
-        messages: job.messages?.map((message: Json) => [message.role, message.toolCalls?.length ?? 0, message.toolCallId ?? '']),
+        messages: job.messages?.map((message: Json) => [
+          message.role,
+          message.toolCalls?.length ?? 0,
+          message.toolCallId ?? '',
+        ]),
         logs: deployment.group.processes
           .flatMap((proc) => proc.logs.map((log): Json => ({ ...log, proc: proc.name })))
           .filter((log) => log.job_id === job.id)
