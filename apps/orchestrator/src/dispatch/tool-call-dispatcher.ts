@@ -55,6 +55,7 @@ interface Pending {
 }
 
 const KEEP_COMPLETED_SECONDS = 24 * 3600;
+const RECONCILE_BATCH = 200;
 const NOT_STARTED_STATES = new Set(['waiting', 'delayed', 'prioritized', 'wait', 'paused']);
 
 /**
@@ -338,11 +339,19 @@ export class ToolCallDispatcher {
     }
   }
 
+  /**
+   * The safety net for a lost notification (a worker that died between completing a job and announcing
+   * it). Checks a bounded number of calls per round, least recently checked first (a checked call moves
+   * to the back), so thousands queued behind a serialized server cost a few hundred reads per round.
+   */
   private async reconcile(olderThanMs: number): Promise<void> {
     const cutoff = Date.now() - olderThanMs;
-    for (const entry of this.pending.values()) {
-      if (entry.since < cutoff)
-        await this.check(entry).catch((error: unknown) => this.options.onError?.(error));
+    const due = [...this.pending.entries()]
+      .filter(([, entry]) => entry.since < cutoff)
+      .slice(0, RECONCILE_BATCH);
+    for (const [key, entry] of due) {
+      await this.check(entry).catch((error: unknown) => this.options.onError?.(error));
+      if (!entry.settled && this.pending.delete(key)) this.pending.set(key, entry);
     }
   }
 

@@ -1,0 +1,87 @@
+import {
+  parseConfig,
+  redisKeys,
+  type ToolCallJob,
+  type ToolCallOutcome,
+  toolQueueName,
+  type WorkerHeartbeat,
+} from '@switchyard/contracts';
+import { CatalogReader } from '@switchyard/orchestrator/catalog';
+import { ToolCallDispatcher } from '@switchyard/orchestrator/dispatch';
+import { Worker } from 'bullmq';
+import { afterAll, describe, expect, it } from 'vitest';
+import { connect, dropPrefix, uniquePrefix } from '../support/redis.ts';
+
+/**
+ * A worker can die between completing a job and announcing it on the outcomes stream. The dispatcher's
+ * reconcile round must then find the outcome in the job itself: delayed, never lost.
+ */
+describe('a lost outcome notification', () => {
+  const prefix = uniquePrefix('lost');
+  const redis = connect('switchyard-test-lost');
+  const workerRedis = connect('switchyard-test-lost-worker');
+  const dispatcherRedis = connect('switchyard-test-lost-dispatcher');
+  let worker: Worker | undefined;
+  let dispatcher: ToolCallDispatcher | undefined;
+
+  afterAll(async () => {
+    await worker?.close();
+    await dispatcher?.close();
+    await dropPrefix(redis, prefix);
+    await Promise.all([redis.quit(), workerRedis.quit(), dispatcherRedis.quit()]);
+  });
+
+  it('is made up for by reading the completed job', async () => {
+    const config = parseConfig({ servers: { quiet: { command: 'true' } } });
+    const beat: WorkerHeartbeat = {
+      workerId: 'quiet-worker',
+      host: 'test',
+      pid: 1,
+      startedAt: Date.now(),
+      beatAt: Date.now(),
+      expiresAt: Date.now() + 60_000,
+      sessions: { quiet: { state: 'ready', since: 0, connects: 1 } },
+    };
+    await redis.hset(redisKeys.workers(prefix), beat.workerId, JSON.stringify(beat));
+    // A real BullMQ worker that completes calls with a proper outcome but never announces them.
+    worker = new Worker<ToolCallJob, ToolCallOutcome>(
+      toolQueueName('quiet'),
+      async (job) => ({
+        status: 'ok',
+        executed: 'yes',
+        attempts: 1,
+        server: 'quiet',
+        tool: job.data.tool,
+        jobId: job.data.jobId,
+        toolCallId: job.data.toolCallId,
+        workerId: 'quiet-worker',
+        queuedMs: 0,
+        runMs: 0,
+        text: 'done quietly',
+        content: [],
+        truncated: false,
+        finishedAt: Date.now(),
+      }),
+      { connection: workerRedis, prefix },
+    );
+    dispatcher = new ToolCallDispatcher({
+      config,
+      prefix,
+      redis: dispatcherRedis,
+      catalog: new CatalogReader(dispatcherRedis, prefix, 0),
+      reconcileEveryMs: 300,
+    });
+    await dispatcher.start();
+
+    const outcome = await dispatcher.dispatch({
+      jobId: 'lost',
+      toolCallId: 'c1',
+      server: 'quiet',
+      tool: 'anything',
+      arguments: {},
+    });
+    expect(outcome).toMatchObject({ status: 'ok', text: 'done quietly', workerId: 'quiet-worker' });
+    // Nothing was ever announced: the outcome came from the job itself.
+    expect(await redis.xlen(redisKeys.outcomes(prefix))).toBe(0);
+  });
+});
