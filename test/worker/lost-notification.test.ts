@@ -46,22 +46,27 @@ describe('a lost outcome notification', () => {
     // A real BullMQ worker that completes calls with a proper outcome but never announces them.
     worker = new Worker<ToolCallJob, ToolCallOutcome>(
       toolQueueName('quiet'),
-      async (job) => ({
-        status: 'ok',
-        executed: 'yes',
-        attempts: 1,
-        server: 'quiet',
-        tool: job.data.tool,
-        jobId: job.data.jobId,
-        toolCallId: job.data.toolCallId,
-        workerId: 'quiet-worker',
-        queuedMs: 0,
-        runMs: 0,
-        text: 'done quietly',
-        content: [],
-        truncated: false,
-        finishedAt: Date.now(),
-      }),
+      async (job) => {
+        // Still running when the dispatcher's first look finds it active: only a reconcile round can
+        // notice it finished.
+        await new Promise((resolve) => setTimeout(resolve, 500));
+        return {
+          status: 'ok',
+          executed: 'yes',
+          attempts: 1,
+          server: 'quiet',
+          tool: job.data.tool,
+          jobId: job.data.jobId,
+          toolCallId: job.data.toolCallId,
+          workerId: 'quiet-worker',
+          queuedMs: 0,
+          runMs: 0,
+          text: 'done quietly',
+          content: [],
+          truncated: false,
+          finishedAt: Date.now(),
+        };
+      },
       { connection: workerRedis, prefix },
     );
     dispatcher = new ToolCallDispatcher({
