@@ -32,7 +32,8 @@ describe('a lost outcome notification', () => {
   });
 
   it('is made up for by reading the completed job', async () => {
-    const config = parseConfig({ servers: { quiet: { command: 'true' } } });
+    // A deadline far away, so the deadline check cannot stand in for the reconcile round.
+    const config = parseConfig({ servers: { quiet: { command: 'true', queueTimeoutMs: 3_600_000 } } });
     const beat: WorkerHeartbeat = {
       workerId: 'quiet-worker',
       host: 'test',
