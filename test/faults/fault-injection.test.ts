@@ -29,7 +29,12 @@ function plannedCall(job: number, index: number): PlannedCall {
     case 1:
       return { kind: 'pair', tool: 'rec-pair__record', arguments: { ms: 4, label } };
     case 2:
-      return { kind: 'note', tool: 'notes__add_note', arguments: { text: label } };
+      // Some writes are held open for a while, so a killed worker or server can catch one mid-call.
+      return {
+        kind: 'note',
+        tool: 'notes__add_note',
+        arguments: index % 8 === 2 ? { text: label, delayMs: 150 } : { text: label },
+      };
     default:
       return { kind: 'search', tool: 'search__search', arguments: { query: `queue ${index}` } };
   }
