@@ -55,15 +55,3 @@ export const WorkerHeartbeatSchema = z.object({
   sessions: z.record(z.string(), SessionStatusSchema),
 });
 export type WorkerHeartbeat = z.infer<typeof WorkerHeartbeatSchema>;
-
-/** Servers that at least one live worker holds a ready session to. */
-export function serversWithReadyWorker(heartbeats: Iterable<WorkerHeartbeat>, now: number): Set<string> {
-  const ready = new Set<string>();
-  for (const beat of heartbeats) {
-    if (beat.expiresAt < now) continue;
-    for (const [server, status] of Object.entries(beat.sessions)) {
-      if (status.state === 'ready') ready.add(server);
-    }
-  }
-  return ready;
-}

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ArgumentValidator, isIdempotent, serversWithReadyWorker } from '../src/index.ts';
+import { ArgumentValidator, isIdempotent } from '../src/index.ts';
 
 describe('idempotency rule (DESIGN §5)', () => {
   const server = (
@@ -68,23 +68,5 @@ describe('argument validation', () => {
   it('does not make a tool uncallable because its server published a broken schema', () => {
     const result = validator.check({ type: 'no-such-type' }, {});
     expect(result).toMatchObject({ ok: true, warning: expect.stringContaining('does not compile') });
-  });
-});
-
-describe('availability from heartbeats', () => {
-  it('counts only live workers with ready sessions', () => {
-    const now = 1_000_000;
-    const beat = (expiresAt: number, state: 'ready' | 'reconnecting') => ({
-      workerId: `w${expiresAt}${state}`,
-      host: 'h',
-      pid: 1,
-      startedAt: 0,
-      beatAt: 0,
-      expiresAt,
-      sessions: { docs: { state, since: 0, connects: 1 } },
-    });
-    expect(serversWithReadyWorker([beat(now + 1, 'ready')], now)).toEqual(new Set(['docs']));
-    expect(serversWithReadyWorker([beat(now - 1, 'ready')], now)).toEqual(new Set());
-    expect(serversWithReadyWorker([beat(now + 1, 'reconnecting')], now)).toEqual(new Set());
   });
 });

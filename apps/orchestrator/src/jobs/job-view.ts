@@ -24,5 +24,3 @@ export function jobView(job: JobRecord, toolCalls: ToolCallRecord[], jaegerUiUrl
     })),
   };
 }
-
-export type JobView = ReturnType<typeof jobView>;
