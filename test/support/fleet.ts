@@ -1,7 +1,13 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseConfig, type SwitchyardConfig } from '@switchyard/contracts';
+import {
+  parseConfig,
+  redisKeys,
+  type SessionState,
+  type SwitchyardConfig,
+  WorkerHeartbeatSchema,
+} from '@switchyard/contracts';
 import { CatalogReader } from '@switchyard/orchestrator/catalog';
 import { ToolCallDispatcher } from '@switchyard/orchestrator/dispatch';
 import { stringify } from 'yaml';
@@ -44,6 +50,7 @@ export class Fleet {
   readonly redis: ReturnType<typeof connect>;
   private dispatcherInstance: ToolCallDispatcher | undefined;
   private readonly dispatcherRedis: ReturnType<typeof connect>;
+  private readonly catalogReader: CatalogReader;
 
   constructor(
     label: string,
@@ -57,6 +64,7 @@ export class Fleet {
     this.redis = connect('switchyard-test-fleet', redisUrl);
     this.dispatcherRedis = connect('switchyard-test-dispatcher', redisUrl);
     this.prefix = uniquePrefix(label);
+    this.catalogReader = new CatalogReader(this.dispatcherRedis, this.prefix, 100);
     this.dir = mkdtempSync(join(tmpdir(), `switchyard-${label}-`));
     const raw = { servers: servers(this.dir), worker: { ...FAST_WORKER_SETTINGS, ...worker }, ...extra };
     this.config = parseConfig(raw);
@@ -95,13 +103,48 @@ export class Fleet {
     return worker;
   }
 
+  /**
+   * Resolves once a live worker's heartbeat shows `server`'s session in `state` (workers announce every
+   * heartbeat on the catalog-changed channel), and drops the dispatcher's catalog cache so its next
+   * call sees it too.
+   */
+  async sessionState(server: string, state: SessionState, timeoutMs = 30_000): Promise<void> {
+    const subscriber = this.redis.duplicate();
+    const seen = async () => {
+      const beats = Object.values(await this.redis.hgetall(redisKeys.workers(this.prefix)));
+      return beats.some(
+        (raw) => WorkerHeartbeatSchema.parse(JSON.parse(raw)).sessions[server]?.state === state,
+      );
+    };
+    try {
+      await new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(
+          () => reject(new Error(`no heartbeat with ${server} ${state} in ${timeoutMs} ms`)),
+          timeoutMs,
+        );
+        const check = () =>
+          void seen().then((found) => {
+            if (found) {
+              clearTimeout(timer);
+              resolve();
+            }
+          }, reject);
+        subscriber.on('message', check);
+        void subscriber.subscribe(redisKeys.catalogChanged(this.prefix)).then(check, reject);
+      });
+    } finally {
+      subscriber.disconnect();
+    }
+    this.catalogReader.invalidate();
+  }
+
   async dispatcher(): Promise<ToolCallDispatcher> {
     if (!this.dispatcherInstance) {
       this.dispatcherInstance = new ToolCallDispatcher({
         config: this.config,
         prefix: this.prefix,
         redis: this.dispatcherRedis,
-        catalog: new CatalogReader(this.dispatcherRedis, this.prefix, 100),
+        catalog: this.catalogReader,
         reconcileEveryMs: 2_000,
       });
       await this.dispatcherInstance.start();

@@ -47,6 +47,15 @@ describe('MCP server failures', () => {
         // Nothing tells an HTTP client that the server went away between calls: pings do.
         health: { pingIntervalMs: 200, pingTimeoutMs: 500, failureThreshold: 2 },
       },
+      // The same server with its circuit set to open as soon as every session is reconnecting.
+      'remote-fast-fail': {
+        transport: 'http',
+        url: `http://127.0.0.1:${port}/mcp`,
+        idempotent: ['record'],
+        unavailableAfterMs: 0,
+        reconnect: { initialDelayMs: 100, maxDelayMs: 300 },
+        health: { pingIntervalMs: 200, pingTimeoutMs: 500, failureThreshold: 2 },
+      },
     }));
     await startHttpRecorder();
     worker = await fleet.startWorker({ id: 'w-reconnect' });
@@ -125,8 +134,26 @@ describe('MCP server failures', () => {
       (log) => log.msg === 'session state' && log.server === 'remote' && log.state === 'reconnecting',
       'the remote session to be lost',
     );
+    const circuitOpen = fleet.sessionState('remote-fast-fail', 'reconnecting');
     await server.stop();
-    await lost;
+    await Promise.all([lost, circuitOpen]);
+
+    // An open circuit answers at once, with the reason, instead of holding the call for its deadline.
+    const refused = await dispatcher.dispatch({
+      jobId: 'reconnect',
+      toolCallId: 'circuit-open',
+      server: 'remote-fast-fail',
+      tool: 'record',
+      arguments: { ms: 1 },
+      queueTimeoutMs: 600_000,
+    });
+    expect(refused).toMatchObject({
+      status: 'unavailable',
+      executed: 'no',
+      attempts: 0,
+      error: 'circuit_open',
+    });
+    expect(refused.text).toContain('has been failing');
 
     const late = await record('while-down', 1_500);
     expect(late).toMatchObject({ status: 'unavailable', executed: 'no', attempts: 0 });

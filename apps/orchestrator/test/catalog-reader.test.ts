@@ -59,6 +59,20 @@ describe('catalog reader', () => {
     expect(await reader.availability('unknown')).toBe('none');
   });
 
+  it('opens the circuit once every session has been reconnecting longer than the limit', async () => {
+    const since = (ago: number) => ({ since: Date.now() - ago });
+    const down = beat('a', 10_000, { docs: 'reconnecting' });
+    (down.sessions.docs as { since: number }).since = since(60_000).since;
+    const fresh = beat('b', 10_000, { docs: 'reconnecting' });
+    (fresh.sessions.docs as { since: number }).since = since(1_000).since;
+    await publish(down);
+    const reader = new CatalogReader(redis, prefix, 0);
+    expect(await reader.availability('docs', 30_000)).toBe('down');
+    expect(await reader.availability('docs')).toBe('recovering');
+    await publish(fresh);
+    expect(await reader.availability('docs', 30_000)).toBe('recovering');
+  });
+
   it('finds a tool in a published tools/list and ignores garbage entries', async () => {
     const entry: ServerCatalogEntry = {
       server: 'docs',

@@ -26,6 +26,15 @@ const serverCommon = {
     .min(1)
     .max(24 * 3_600_000)
     .default(60_000),
+  /**
+   * The circuit: once every session to this server has been reconnecting for this long, new calls end
+   * `unavailable` at once instead of waiting in the queue for a server that keeps failing.
+   */
+  unavailableAfterMs: z
+    .int()
+    .min(0)
+    .max(24 * 3_600_000)
+    .default(30_000),
   retry: z
     .strictObject({
       attempts: z.int().min(1).max(20).default(3),

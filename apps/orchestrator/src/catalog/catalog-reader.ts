@@ -10,9 +10,11 @@ import type { Redis } from 'ioredis';
 
 /**
  * `ready`: a live worker holds a ready session. `recovering`: live workers serve it but none is ready
- * right now (connecting, degraded, reconnecting): calls wait. `none`: no live worker serves it.
+ * right now (connecting, degraded, reconnecting): calls wait. `down`: every session has been
+ * reconnecting for longer than the server's `unavailableAfterMs` (the circuit is open).
+ * `none`: no live worker serves it.
  */
-export type ServerAvailability = 'ready' | 'recovering' | 'none';
+export type ServerAvailability = 'ready' | 'recovering' | 'down' | 'none';
 
 interface Snapshot {
   at: number;
@@ -55,15 +57,31 @@ export class CatalogReader {
     return (await this.read()).workers.filter((beat) => beat.expiresAt >= now);
   }
 
-  async availability(server: string): Promise<ServerAvailability> {
+  async availability(
+    server: string,
+    unavailableAfterMs = Number.POSITIVE_INFINITY,
+  ): Promise<ServerAvailability> {
+    const now = Date.now();
     let serving = false;
+    let recovering = false;
     for (const beat of await this.liveWorkers()) {
       const status = beat.sessions[server];
       if (!status || status.state === 'closed') continue;
       if (status.state === 'ready') return 'ready';
       serving = true;
+      if (status.state !== 'reconnecting' || now - status.since < unavailableAfterMs) recovering = true;
     }
-    return serving ? 'recovering' : 'none';
+    if (!serving) return 'none';
+    return recovering ? 'recovering' : 'down';
+  }
+
+  /** The most recent error any live worker reports for its session to `server`. */
+  async lastError(server: string): Promise<string | undefined> {
+    const errors = (await this.liveWorkers()).flatMap((beat) => {
+      const status = beat.sessions[server];
+      return status?.lastError ? [{ at: status.since, error: status.lastError }] : [];
+    });
+    return errors.sort((a, b) => b.at - a.at)[0]?.error;
   }
 
   /** Drops the cache, e.g. after a worker was seen leaving. */

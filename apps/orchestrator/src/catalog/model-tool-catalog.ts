@@ -85,7 +85,7 @@ export class ModelToolCatalog {
       tool,
       description: tool,
       inputSchema: {},
-      availability: await this.reader.availability(server),
+      availability: await this.reader.availability(server, serverConfig.unavailableAfterMs),
       idempotent: isIdempotent(serverConfig, tool, undefined),
       definition: { name: tool, inputSchema: {} },
     };
@@ -97,7 +97,7 @@ export class ModelToolCatalog {
     for (const [server, entry] of entries) {
       const serverConfig = this.config.servers[server];
       if (!serverConfig) continue; // published by a worker running another config: not ours to offer
-      const availability = await this.reader.availability(server);
+      const availability = await this.reader.availability(server, serverConfig.unavailableAfterMs);
       for (const definition of entry.tools) {
         const name = modelToolName(server, definition.name);
         const tool: ModelTool = {

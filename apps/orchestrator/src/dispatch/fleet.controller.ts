@@ -31,7 +31,7 @@ export class FleetController {
           name,
           transport: server.transport,
           concurrency: server.concurrency,
-          availability: await this.catalog.availability(name),
+          availability: await this.catalog.availability(name, server.unavailableAfterMs),
           tools: entries.get(name)?.tools.length ?? 0,
           serverInfo: entries.get(name)?.serverInfo,
           sessions,

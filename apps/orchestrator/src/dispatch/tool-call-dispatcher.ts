@@ -115,13 +115,22 @@ export class ToolCallDispatcher {
         'unknown_server',
       );
     }
-    const availability = await catalog.availability(request.server);
+    const availability = await catalog.availability(request.server, server.unavailableAfterMs);
     const tool = await catalog.tool(request.server, request.tool);
     if (availability === 'none') {
       return localOutcome(
         data,
         'unavailable',
         `No worker serves ${request.server} right now; the call was not sent.`,
+      );
+    }
+    if (availability === 'down') {
+      const reason = (await catalog.lastError(request.server)) ?? 'its sessions keep failing';
+      return localOutcome(
+        data,
+        'unavailable',
+        `${request.server} has been failing for over ${server.unavailableAfterMs} ms, so the call was not sent: ${reason}`,
+        'circuit_open',
       );
     }
     if (tool) {

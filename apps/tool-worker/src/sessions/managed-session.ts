@@ -136,7 +136,9 @@ export class ManagedSession extends EventEmitter<SessionEvents> {
     if (this.status.state === state && !error) return;
     this.status = {
       state,
-      since: Date.now(),
+      // Repeated reconnect attempts keep the outage's start: how long a server has been down is what
+      // the orchestrator's circuit (servers.*.unavailableAfterMs) looks at.
+      since: this.status.state === state ? this.status.since : Date.now(),
       connects: this.status.connects,
       ...(error ? { lastError: error } : this.status.lastError ? { lastError: this.status.lastError } : {}),
     };
