@@ -1,4 +1,5 @@
 import { writeFileSync } from 'node:fs';
+import { OUTCOME_STATUSES } from '@switchyard/contracts';
 import { readLedger } from '@switchyard/example-mcp-servers/ledger';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { ApiClient, ApiResponse, Json } from '../support/api-client.ts';
@@ -8,17 +9,7 @@ import { ORCHESTRATOR_MAIN, tsxArgs } from '../support/paths.ts';
 import { isAlive, type TestProcess } from '../support/processes.ts';
 
 const FINAL_JOB = new Set(['succeeded', 'failed', 'cancelled']);
-const OUTCOMES = new Set([
-  'ok',
-  'tool_error',
-  'invalid_arguments',
-  'unavailable',
-  'expired',
-  'timeout',
-  'indeterminate',
-  'failed',
-  'cancelled',
-]);
+const OUTCOMES = new Set<string>(OUTCOME_STATUSES);
 const KiB = 1024;
 const MiB = 1024 * KiB;
 const HOSTILE_MAX_RESULT = 64 * KiB;
