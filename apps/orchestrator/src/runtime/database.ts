@@ -40,7 +40,8 @@ export const MIGRATION_TABLE = 'schema_migrations';
 /**
  * Brings the deployment's schema to the latest version. The cluster-wide lock is held around the whole
  * run (Kysely's own lock covers only applying migrations, not creating its version table), so replicas
- * starting at once, and the checkpointer's setup, take turns. `migrations` is replaced only by tests.
+ * starting at once, and the checkpointer's setup, take turns. The lock pins one connection and the
+ * migrator borrows another, so the pool needs at least two. `migrations` is replaced only by tests.
  */
 export async function migrate(
   pool: pg.Pool,
