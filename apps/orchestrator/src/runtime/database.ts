@@ -1,4 +1,7 @@
+import { Kysely, PostgresDialect, type PostgresPool, sql } from 'kysely';
+import { type Migration, Migrator } from 'kysely/migration';
 import pg from 'pg';
+import { MIGRATIONS } from './migrations/index.ts';
 
 /**
  * One pool per process, pinned to the deployment's schema with search_path, so every query is
@@ -16,48 +19,6 @@ export function createPool(databaseUrl: string, schema: string): pg.Pool {
 /** Serializes migrations across replicas starting at once. */
 const MIGRATION_LOCK = 7_310_042;
 
-const MIGRATIONS: string[] = [
-  `CREATE TABLE IF NOT EXISTS jobs (
-     id text PRIMARY KEY,
-     team text NOT NULL,
-     kind text NOT NULL CHECK (kind IN ('agent', 'batch')),
-     status text NOT NULL CHECK (status IN ('queued', 'running', 'succeeded', 'failed', 'cancelled')),
-     request jsonb NOT NULL,
-     result jsonb,
-     error text,
-     trace_id text NOT NULL,
-     traceparent text NOT NULL,
-     idempotency_key text,
-     created_at timestamptz NOT NULL DEFAULT now(),
-     started_at timestamptz,
-     finished_at timestamptz,
-     UNIQUE (team, idempotency_key)
-   )`,
-  `CREATE INDEX IF NOT EXISTS jobs_team_active ON jobs (team) WHERE status IN ('queued', 'running')`,
-  `CREATE TABLE IF NOT EXISTS tool_calls (
-     job_id text NOT NULL REFERENCES jobs (id) ON DELETE CASCADE,
-     tool_call_id text NOT NULL,
-     position integer NOT NULL,
-     model_tool text NOT NULL,
-     server text,
-     tool text,
-     arguments jsonb NOT NULL,
-     status text NOT NULL,
-     outcome jsonb,
-     dispatched_at timestamptz NOT NULL DEFAULT now(),
-     finished_at timestamptz,
-     PRIMARY KEY (job_id, tool_call_id)
-   )`,
-  `CREATE TABLE IF NOT EXISTS job_events (
-     id bigserial PRIMARY KEY,
-     job_id text NOT NULL REFERENCES jobs (id) ON DELETE CASCADE,
-     type text NOT NULL,
-     data jsonb NOT NULL,
-     at timestamptz NOT NULL DEFAULT now()
-   )`,
-  `CREATE INDEX IF NOT EXISTS job_events_job ON job_events (job_id, id)`,
-];
-
 /** Runs `work` while holding the cluster-wide migration lock, so replicas starting at once take turns. */
 export async function withMigrationLock<T>(
   pool: pg.Pool,
@@ -73,9 +34,62 @@ export async function withMigrationLock<T>(
   }
 }
 
-export async function migrate(pool: pg.Pool, schema: string): Promise<void> {
-  await withMigrationLock(pool, async (client) => {
-    await client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
-    for (const statement of MIGRATIONS) await client.query(statement);
+/** The version table, in the deployment's schema: one row per applied migration. */
+export const MIGRATION_TABLE = 'schema_migrations';
+
+/**
+ * Brings the deployment's schema to the latest version. The cluster-wide lock is held around the whole
+ * run (Kysely's own lock covers only applying migrations, not creating its version table), so replicas
+ * starting at once, and the checkpointer's setup, take turns. The lock pins one connection and the
+ * migrator borrows another, so the pool needs at least two. `migrations` is replaced only by tests.
+ */
+export async function migrate(
+  pool: pg.Pool,
+  schema: string,
+  migrations: Readonly<Record<string, Migration>> = MIGRATIONS,
+): Promise<void> {
+  await withMigrationLock(pool, async () => {
+    const db = new Kysely<unknown>({ dialect: new PostgresDialect({ pool: borrowed(pool) }) });
+    try {
+      const { error, results = [] } = await new Migrator({
+        db,
+        provider: { getMigrations: async () => inSchema(schema, migrations) },
+        migrationTableSchema: schema,
+        migrationTableName: MIGRATION_TABLE,
+        migrationLockTableName: `${MIGRATION_TABLE}_lock`,
+      }).migrateToLatest();
+      if (error !== undefined) {
+        const failed = results.find((result) => result.status === 'Error')?.migrationName;
+        const reason = error instanceof Error ? error.message : String(error);
+        throw new Error(`migrating schema ${schema} failed${failed ? ` at ${failed}` : ''}: ${reason}`, {
+          cause: error,
+        });
+      }
+    } finally {
+      await db.destroy();
+    }
   });
+}
+
+/**
+ * Each migration runs in the migrator's transaction; pinning search_path there makes its unqualified
+ * names land in `schema` whatever the pool's own setting.
+ */
+function inSchema(schema: string, migrations: Readonly<Record<string, Migration>>) {
+  return Object.fromEntries(
+    Object.entries(migrations).map(([name, migration]): [string, Migration] => [
+      name,
+      {
+        up: async (db) => {
+          await sql`SET LOCAL search_path TO ${sql.id(schema)}`.execute(db);
+          await migration.up(db);
+        },
+      },
+    ]),
+  );
+}
+
+/** The pool belongs to the runtime: Kysely may borrow connections but must not end it. */
+function borrowed(pool: pg.Pool): PostgresPool {
+  return { connect: () => pool.connect(), end: async () => undefined, options: pool.options };
 }
