@@ -11,18 +11,18 @@ import {
 import { CatalogReader } from '@switchyard/orchestrator/catalog';
 import { ToolCallDispatcher } from '@switchyard/orchestrator/dispatch';
 import { stringify } from 'yaml';
-import { EXAMPLE_SERVERS, tsxArgs, WORKER_MAIN } from './paths.ts';
+import { exampleServerPath, tsxArgs, WORKER_MAIN } from './paths.ts';
 import { ProcessGroup, type TestProcess } from './processes.ts';
 import { connect, dropPrefix, REDIS_URL, uniquePrefix } from './redis.ts';
 
 export type ServerEntry = Record<string, unknown>;
 
-/** A stdio entry running one of examples/mcp-servers with `node --import tsx`. */
+/** A stdio entry running one of examples/mcp-servers (from source or compiled: see paths.ts). */
 export function exampleServer(name: string, extra: ServerEntry = {}): ServerEntry {
   return {
     transport: 'stdio',
     command: process.execPath,
-    args: tsxArgs(join(EXAMPLE_SERVERS, `${name}.ts`)),
+    args: tsxArgs(exampleServerPath(name)),
     ...extra,
   };
 }
