@@ -455,7 +455,7 @@ describe('Dockerfiles', () => {
       /does not run `node apps\/orchestrator\/dist\/main\.js`/,
     );
     const keepsTypescript = text.replace(
-      ' \\\n    && rm -rf node_modules/typescript node_modules/@typescript',
+      ' \\\n    && rm -rf node_modules/typescript node_modules/@typescript node_modules/.bin/tsc',
       '',
     );
     expect(keepsTypescript).not.toBe(text);
