@@ -1,8 +1,8 @@
 /**
- * `npm run demo`: the main job on local defaults. Finds (or starts) Redis and PostgreSQL, starts an
- * orchestrator and two tool workers on the example MCP servers of switchyard.yaml, submits a batch job
- * and an agent job over HTTP, prints every tool call's server, outcome, attempts and timings, and stops
- * everything it started.
+ * `npm run demo`: the main job on local defaults. Finds (or starts) Redis and PostgreSQL, starts the
+ * compiled orchestrator and two compiled tool workers (`npm run demo` builds first) on the example MCP
+ * servers of switchyard.yaml, submits a batch job and an agent job over HTTP, prints every tool call's
+ * server, outcome, attempts and timings, and stops everything it started.
  */
 import { randomUUID } from 'node:crypto';
 import { resolve } from 'node:path';
@@ -63,6 +63,7 @@ function agentJob() {
 
 async function main(): Promise<void> {
   process.chdir(ROOT);
+  console.log(`Node.js:    ${process.version} (${process.execPath})`);
   const configPath = configPathFromEnv();
   const config = loadConfig(configPath);
   const [team, teamConfig] = Object.entries(config.teams)[0] ?? [];
@@ -89,7 +90,7 @@ async function main(): Promise<void> {
       processes.push(
         startNodeProcess(
           id,
-          'apps/tool-worker/src/main.ts',
+          'apps/tool-worker/dist/main.js',
           { ...common, WORKER_ID: id, WORKER_HTTP_PORT: '0' },
           LOG_DIR,
         ),
@@ -97,7 +98,7 @@ async function main(): Promise<void> {
     }
     const orchestrator = startNodeProcess(
       'demo-orchestrator',
-      'apps/orchestrator/src/main.ts',
+      'apps/orchestrator/dist/main.js',
       {
         ...common,
         DATABASE_URL: postgres.url,

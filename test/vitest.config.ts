@@ -1,6 +1,8 @@
 import { defineConfig } from 'vitest/config';
+import { sourceResolution } from '../vitest.shared.ts';
 
 export default defineConfig({
+  ...sourceResolution,
   test: {
     include: ['**/*.test.ts'],
     exclude: ['node_modules/**', 'bench/**'],

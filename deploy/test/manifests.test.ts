@@ -20,6 +20,7 @@ import {
   dockerignoreMatcher,
   parseDockerfile,
   stdioScripts,
+  toolchainKeptByOmitDev,
   workspaceDirs,
 } from './support/docker.ts';
 import { DEPLOY_DIR, type Kustomization, kustomizations, REPO_ROOT, render } from './support/kustomize.ts';
@@ -366,8 +367,8 @@ describe('switchyard.yaml files', () => {
 describe('Dockerfiles', () => {
   const common = {
     repoRoot: REPO_ROOT,
-    runtimeImage: 'node:20-bookworm-slim',
-    mustCopy: ['tsconfig.json', 'tsconfig.base.json', 'libs/contracts/src'],
+    runtimeImage: 'node:24-bookworm-slim',
+    mustCopy: ['libs/contracts/dist', 'switchyard.yaml'],
   };
   const read = (name: string) => readFileSync(join(DOCKER_DIR, name), 'utf8');
   const ignore = (name: string) => {
@@ -380,25 +381,25 @@ describe('Dockerfiles', () => {
   const orchestrator: DockerfileExpectations = {
     ...common,
     dockerignore: ignore('Dockerfile.orchestrator'),
-    main: 'apps/orchestrator/src/main.ts',
+    main: 'apps/orchestrator/dist/main.js',
     port: 3000,
-    mustCopy: [...common.mustCopy, 'apps/orchestrator/src'],
+    mustCopy: [...common.mustCopy, 'apps/orchestrator/dist'],
     mustNotCopy: ['apps/tool-worker', 'examples'],
   };
   const worker: DockerfileExpectations = {
     ...common,
     dockerignore: ignore('Dockerfile.tool-worker'),
-    main: 'apps/tool-worker/src/main.ts',
+    main: 'apps/tool-worker/dist/main.js',
     port: 9464,
-    mustCopy: [...common.mustCopy, 'apps/tool-worker/src', 'examples/mcp-servers/src'],
+    mustCopy: [...common.mustCopy, 'apps/tool-worker/dist', 'examples/mcp-servers/dist'],
     mustNotCopy: ['apps/orchestrator'],
   };
 
-  it('Dockerfile.orchestrator: deps stage, existing COPY sources, non-root, HEALTHCHECK, tsx entry point', () => {
+  it('Dockerfile.orchestrator: npm ci stages, build stage, non-root, HEALTHCHECK, `node <compiled main>` on Node 24', () => {
     expect(checkDockerfile(read('Dockerfile.orchestrator'), orchestrator)).toEqual([]);
   });
 
-  it('Dockerfile.tool-worker: the same, plus the example MCP servers', () => {
+  it('Dockerfile.tool-worker: the same, plus the compiled example MCP servers', () => {
     expect(checkDockerfile(read('Dockerfile.tool-worker'), worker)).toEqual([]);
   });
 
@@ -409,11 +410,79 @@ describe('Dockerfiles', () => {
     ).toEqual([]);
   });
 
-  it('tsx, which runs both images, stays a runtime dependency (npm install --omit=dev)', () => {
+  it('renders the command each image runs: compiled JavaScript under node, no tsx or typescript', () => {
+    for (const name of ['Dockerfile.orchestrator', 'Dockerfile.tool-worker']) {
+      const { stages } = parseDockerfile(read(name));
+      const final = stages[stages.length - 1];
+      const argv = ['ENTRYPOINT', 'CMD'].flatMap((keyword) => {
+        const instruction = final?.instructions.filter((i) => i.keyword === keyword).pop();
+        return instruction ? (JSON.parse(instruction.args) as string[]) : [];
+      });
+      expect(final?.image, name).toMatch(/^node:24(\b|-)/);
+      expect(argv.join(' '), name).toMatch(
+        /^\/usr\/bin\/tini -- node (--[a-z-]+ )*apps\/[a-z-]+\/dist\/main\.js$/,
+      );
+      expect(argv.join(' '), name).not.toMatch(/tsx|typescript|\.ts\b/);
+    }
+  });
+
+  it('the TypeScript toolchain is dev-only, and what --omit=dev still installs is removed', () => {
     const manifest = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as {
       dependencies?: Record<string, string>;
+      devDependencies?: Record<string, string>;
     };
-    expect(manifest.dependencies?.tsx).toBeDefined();
+    expect(manifest.dependencies?.tsx).toBeUndefined();
+    expect(manifest.devDependencies?.tsx).toBeDefined();
+    // valibot (under @bull-board/api) names typescript as an optional peer: npm keeps it as devOptional.
+    const lockfile = readFileSync(join(REPO_ROOT, 'package-lock.json'), 'utf8');
+    expect(toolchainKeptByOmitDev(lockfile)).toContain('typescript');
+    expect(toolchainKeptByOmitDev(lockfile)).not.toContain('tsx');
+    const lock = JSON.parse(lockfile) as { packages: Record<string, { dev?: boolean }> };
+    const tsxEntry = lock.packages['node_modules/tsx'];
+    if (tsxEntry) delete tsxEntry.dev; // as if tsx were a production dependency again
+    expect(toolchainKeptByOmitDev(JSON.stringify(lock))).toContain('tsx');
+  });
+
+  it('rejects an image that runs TypeScript, keeps the toolchain or ships sources', () => {
+    const text = read('Dockerfile.orchestrator');
+    const tsx = text.replace(
+      '"--enable-source-maps", "apps/orchestrator/dist/main.js"',
+      '"--import", "tsx", "apps/orchestrator/dist/main.js"',
+    );
+    expect(checkDockerfile(tsx, orchestrator).join('\n')).toMatch(/node runs with a loader/);
+    const source = text.replace('"apps/orchestrator/dist/main.js"', '"apps/orchestrator/src/main.ts"');
+    expect(checkDockerfile(source, orchestrator).join('\n')).toMatch(
+      /does not run `node apps\/orchestrator\/dist\/main\.js`/,
+    );
+    const keepsTypescript = text.replace(
+      ' \\\n    && rm -rf node_modules/typescript node_modules/@typescript node_modules/.bin/tsc',
+      '',
+    );
+    expect(keepsTypescript).not.toBe(text);
+    expect(checkDockerfile(keepsTypescript, orchestrator).join('\n')).toMatch(/deps stage keeps typescript/);
+    const fullInstall = text.replace('COPY --from=deps /app ./', 'COPY --from=build /app ./');
+    expect(checkDockerfile(fullInstall, orchestrator).join('\n')).toMatch(
+      /node_modules come from build, which does not npm ci --omit=dev/,
+    );
+    const sources = text.replace(
+      'COPY switchyard.yaml ./',
+      'COPY switchyard.yaml ./\nCOPY --from=build /app/apps/orchestrator/src apps/orchestrator/src',
+    );
+    expect(checkDockerfile(sources, orchestrator).join('\n')).toMatch(
+      /copies \/app\/apps\/orchestrator\/src from build, not a dist\/ folder/,
+    );
+    const oldNode = text.replace(
+      'ARG NODE_IMAGE=node:24-bookworm-slim',
+      'ARG NODE_IMAGE=node:20-bookworm-slim',
+    );
+    expect(checkDockerfile(oldNode, orchestrator).join('\n')).toMatch(
+      /final stage is FROM node:20-bookworm-slim/,
+    );
+    const notCompiled = text.replace(/ \\\n {4}&& npx tsc -p apps\/orchestrator\/tsconfig\.build\.json/, '');
+    expect(notCompiled).not.toBe(text);
+    expect(checkDockerfile(notCompiled, orchestrator).join('\n')).toMatch(
+      /build stage does not compile apps\/orchestrator/,
+    );
   });
 
   it('rejects a missing COPY source, a root final stage, no HEALTHCHECK and a missed workspace', () => {

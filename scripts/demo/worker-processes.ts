@@ -16,7 +16,7 @@ export interface StartedProcess {
   stop: () => Promise<void>;
 }
 
-/** Runs `node --import tsx <entry>` with its JSON logs teed to .switchyard/<name>.log. */
+/** Runs `node <entry>` (compiled JavaScript, see `npm run build`) with its JSON logs teed to .switchyard/<name>.log. */
 export function startNodeProcess(
   name: string,
   entry: string,
@@ -26,7 +26,7 @@ export function startNodeProcess(
   mkdirSync(logDir, { recursive: true });
   const logFile = join(logDir, `${name}.log`);
   const log = createWriteStream(logFile);
-  const child = spawn(process.execPath, ['--import', 'tsx', entry], {
+  const child = spawn(process.execPath, [entry], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

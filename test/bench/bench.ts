@@ -11,6 +11,7 @@ import { type BenchSettings, RESULTS_JSON, RESULTS_MD, writeReport } from './rep
 import { latency } from './scenarios/latency.ts';
 import { orchestrator } from './scenarios/orchestrator.ts';
 import { parallel } from './scenarios/parallel.ts';
+import { rssByMode } from './scenarios/rss-modes.ts';
 import { serialized } from './scenarios/serialized.ts';
 import { workerMemory } from './scenarios/worker-memory.ts';
 
@@ -31,6 +32,7 @@ const SETTINGS: BenchSettings = {
     concurrentJobs: [5, 50],
     toolMs: 2_000,
   },
+  rssByMode: { jobs: 40, callsPerJob: 25, toolMs: 10 },
 };
 
 /** A run that takes this long is stuck: stop everything and fail. */
@@ -51,6 +53,7 @@ async function main(): Promise<void> {
   const parallelResult = await parallel(SETTINGS.parallel);
   const workerMemoryResult = await workerMemory(SETTINGS.workerMemory);
   const orchestratorResult = await orchestrator(SETTINGS.orchestrator);
+  const rssByModeResult = await rssByMode(SETTINGS.rssByMode);
   const { markdown, readmeUpdated } = writeReport({
     date,
     durationSeconds: (performance.now() - started) / 1000,
@@ -61,6 +64,7 @@ async function main(): Promise<void> {
     parallel: parallelResult,
     workerMemory: workerMemoryResult,
     orchestrator: orchestratorResult,
+    rssByMode: rssByModeResult,
   });
   process.stdout.write(`\n${markdown}\n\n`);
   progress(`wrote ${RESULTS_JSON} and ${RESULTS_MD}`);

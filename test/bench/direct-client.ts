@@ -1,12 +1,12 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { EXAMPLE_SERVERS, REPO_ROOT, tsxArgs } from '../support/paths.ts';
+import { exampleServerPath, REPO_ROOT, tsxArgs } from '../support/paths.ts';
 
-/** The recorder example server, started the way the workers start it: `node --import tsx recorder.ts`. */
+/** The recorder example server, started the way the workers start it (source or compiled: paths.ts). */
 function recorderTransport(): StdioClientTransport {
   return new StdioClientTransport({
     command: process.execPath,
-    args: tsxArgs(`${EXAMPLE_SERVERS}/recorder.ts`),
+    args: tsxArgs(exampleServerPath('recorder')),
     cwd: REPO_ROOT,
     stderr: 'ignore',
   });

@@ -1,10 +1,11 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
-import { REPO_ROOT } from '../support/paths.ts';
+import { REPO_ROOT, RUN_MODE } from '../support/paths.ts';
 import type { Machine } from './machine.ts';
 import type { LatencyOptions, LatencyResult } from './scenarios/latency.ts';
 import type { OrchestratorOptions, OrchestratorResult } from './scenarios/orchestrator.ts';
 import type { ParallelOptions, ParallelResult } from './scenarios/parallel.ts';
+import type { ProcessRss, RssByModeOptions, RssByModeResult } from './scenarios/rss-modes.ts';
 import type { SerializedOptions, SerializedResult } from './scenarios/serialized.ts';
 import type { WorkerMemoryOptions, WorkerMemoryResult } from './scenarios/worker-memory.ts';
 import { mib, ms, perSecond, ratio } from './stats.ts';
@@ -15,6 +16,7 @@ export interface BenchSettings {
   parallel: ParallelOptions;
   workerMemory: WorkerMemoryOptions;
   orchestrator: OrchestratorOptions;
+  rssByMode: RssByModeOptions;
 }
 
 export interface BenchResults {
@@ -27,6 +29,7 @@ export interface BenchResults {
   parallel: ParallelResult;
   workerMemory: WorkerMemoryResult;
   orchestrator: OrchestratorResult;
+  rssByMode: RssByModeResult;
 }
 
 /** The headline ratios, each between two figures of the same run. */
@@ -134,6 +137,9 @@ function table(headers: string[], alignRight: boolean[], rows: string[][]): stri
   const rule = alignRight.map((right) => (right ? '---:' : '---'));
   return [headers, rule, ...rows].map((cells) => `| ${cells.join(' | ')} |`).join('\n');
 }
+
+/** How the main scenarios start processes (SWITCHYARD_COMPILED, see test/support/paths.ts). */
+const RUN_LABEL = RUN_MODE === 'compiled' ? '`node dist/….js` (compiled)' : '`node --import tsx`';
 
 const plus = (value: number) => `${value >= 0 ? '+' : '−'}${ms(Math.abs(value))}`;
 
@@ -280,7 +286,7 @@ export function renderMarkdown(results: BenchResults, derived: Derived): string 
     ]);
   out.push(
     '**Memory** (RSS). A worker "with children" includes its stdio MCP servers, here each a ' +
-      '`node --import tsx` process; the orchestrator runs hold one tool call each ' +
+      `${RUN_LABEL} process; the orchestrator runs hold one tool call each ` +
       `(${orch.toolMs} ms) while sampled.`,
     table(
       ['process', 'state', 'RSS', 'vs first row', 'with children', 'vs first row'],
@@ -288,6 +294,37 @@ export function renderMarkdown(results: BenchResults, derived: Derived): string 
       memoryRows,
     ),
   );
+
+  const source = results.rssByMode.modes.find((m) => m.mode === 'source');
+  const compiled = results.rssByMode.modes.find((m) => m.mode === 'compiled');
+  if (source && compiled) {
+    const kinds: Array<[keyof ProcessRss, string]> = [
+      ['orchestrator', 'orchestrator'],
+      ['worker', 'tool worker (alone)'],
+      ['server', 'example MCP server (stdio)'],
+    ];
+    const rows = kinds.flatMap(([kind, label]) =>
+      (['idle', 'load'] as const).map((state) => [
+        label,
+        state === 'idle' ? 'idle' : 'under load (peak)',
+        mib(source[state][kind]),
+        mib(compiled[state][kind]),
+        ratio(compiled[state][kind], source[state][kind]),
+      ]),
+    );
+    const { jobs, callsPerJob, toolMs } = results.rssByMode;
+    out.push(
+      '**Compiled vs tsx** (RSS): the same deployment (an orchestrator, a worker, one stdio `recorder` server) ' +
+        'run from the TypeScript sources (`node --import tsx`) and as the compiled JavaScript of `npm run build` ' +
+        `(\`node dist/…js\`), one after the other. Idle: started and one small job run; under load: ${jobs} ` +
+        `concurrent batch jobs of ${callsPerJob} calls (${toolMs} ms each, 16 at a time on the server).`,
+      table(
+        ['process', 'state', 'tsx', 'compiled', 'compiled / tsx'],
+        [false, false, true, true, true],
+        rows,
+      ),
+    );
+  }
 
   const growth = derived.growth;
   const serialFirst = serialized.switchyard[0];
@@ -335,7 +372,8 @@ export function renderMarkdown(results: BenchResults, derived: Derived): string 
     [
       'How it was measured:',
       '- Every MCP server is the example `recorder` (`echo` answers at once; `record` sleeps), over stdio, ' +
-        'started as the workers start it: `node --import tsx`, so a new session per call pays TypeScript loading too.',
+        `started as the workers start it: ${RUN_LABEL}` +
+        (RUN_MODE === 'source' ? ', so a new session per call pays TypeScript loading too.' : '.'),
       '- Workers and the floor worker are separate processes on the same Redis; Switchyard workers run with the ' +
         "config schema's default settings and log at `info`. The orchestrator scenario uses the test harness's " +
         'deployment (worker heartbeats every 500 ms).',

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { ApiClient } from './api-client.ts';
 import { Fleet, type ServerEntry } from './fleet.ts';
-import { ORCHESTRATOR_MAIN, tsxArgs } from './paths.ts';
+import { entryPoint, tsxArgs } from './paths.ts';
 import type { TestProcess } from './processes.ts';
 
 export const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -57,18 +57,22 @@ export class Deployment extends Fleet {
   }
 
   async startOrchestrator(id = `o${Math.random().toString(36).slice(2, 8)}`): Promise<Orchestrator> {
-    const process = this.group.start(`orchestrator ${id}`, tsxArgs(ORCHESTRATOR_MAIN), {
-      REDIS_URL: this.redisUrl,
-      DATABASE_URL,
-      DATABASE_SCHEMA: this.schema,
-      SWITCHYARD_CONFIG: this.configPath,
-      SWITCHYARD_PREFIX: this.prefix,
-      REPLICA_ID: id,
-      PORT: '0',
-      HOST: '127.0.0.1',
-      LOG_LEVEL: 'debug',
-      ...this.processEnv,
-    });
+    const process = this.group.start(
+      `orchestrator ${id}`,
+      tsxArgs(entryPoint('apps/orchestrator', 'main', this.runMode)),
+      {
+        REDIS_URL: this.redisUrl,
+        DATABASE_URL,
+        DATABASE_SCHEMA: this.schema,
+        SWITCHYARD_CONFIG: this.configPath,
+        SWITCHYARD_PREFIX: this.prefix,
+        REPLICA_ID: id,
+        PORT: '0',
+        HOST: '127.0.0.1',
+        LOG_LEVEL: 'debug',
+        ...this.processEnv,
+      },
+    );
     const listening = await process.waitFor(
       (log) => log.msg === 'orchestrator listening',
       `${id} to listen`,

@@ -11,18 +11,18 @@ import {
 import { CatalogReader } from '@switchyard/orchestrator/catalog';
 import { ToolCallDispatcher } from '@switchyard/orchestrator/dispatch';
 import { stringify } from 'yaml';
-import { EXAMPLE_SERVERS, tsxArgs, WORKER_MAIN } from './paths.ts';
+import { entryPoint, exampleServerPath, RUN_MODE, type RunMode, tsxArgs } from './paths.ts';
 import { ProcessGroup, type TestProcess } from './processes.ts';
 import { connect, dropPrefix, REDIS_URL, uniquePrefix } from './redis.ts';
 
 export type ServerEntry = Record<string, unknown>;
 
-/** A stdio entry running one of examples/mcp-servers with `node --import tsx`. */
-export function exampleServer(name: string, extra: ServerEntry = {}): ServerEntry {
+/** A stdio entry running one of examples/mcp-servers (from source or compiled: see paths.ts). */
+export function exampleServer(name: string, extra: ServerEntry = {}, mode: RunMode = RUN_MODE): ServerEntry {
   return {
     transport: 'stdio',
     command: process.execPath,
-    args: tsxArgs(join(EXAMPLE_SERVERS, `${name}.ts`)),
+    args: tsxArgs(exampleServerPath(name, mode)),
     ...extra,
   };
 }
@@ -47,6 +47,8 @@ export class Fleet {
   readonly group = new ProcessGroup();
   /** Extra environment for every process this deployment starts (e.g. OTEL_* settings). */
   readonly processEnv: Record<string, string> = {};
+  /** Whether its apps run from source or compiled (default: SWITCHYARD_COMPILED, see paths.ts). */
+  runMode: RunMode = RUN_MODE;
   readonly redis: ReturnType<typeof connect>;
   private dispatcherInstance: ToolCallDispatcher | undefined;
   private readonly dispatcherRedis: ReturnType<typeof connect>;
@@ -81,16 +83,20 @@ export class Fleet {
     options: { servers?: string[]; waitFor?: string[]; id?: string } = {},
   ): Promise<TestProcess> {
     const id = options.id ?? `w${Math.random().toString(36).slice(2, 8)}`;
-    const worker = this.group.start(`worker ${id}`, tsxArgs(WORKER_MAIN), {
-      REDIS_URL: this.redisUrl,
-      SWITCHYARD_CONFIG: this.configPath,
-      SWITCHYARD_PREFIX: this.prefix,
-      WORKER_ID: id,
-      WORKER_HTTP_PORT: '0',
-      ...(options.servers ? { WORKER_SERVERS: options.servers.join(',') } : {}),
-      LOG_LEVEL: 'debug',
-      ...this.processEnv,
-    });
+    const worker = this.group.start(
+      `worker ${id}`,
+      tsxArgs(entryPoint('apps/tool-worker', 'main', this.runMode)),
+      {
+        REDIS_URL: this.redisUrl,
+        SWITCHYARD_CONFIG: this.configPath,
+        SWITCHYARD_PREFIX: this.prefix,
+        WORKER_ID: id,
+        WORKER_HTTP_PORT: '0',
+        ...(options.servers ? { WORKER_SERVERS: options.servers.join(',') } : {}),
+        LOG_LEVEL: 'debug',
+        ...this.processEnv,
+      },
+    );
     const waitFor = options.waitFor ?? options.servers ?? Object.keys(this.config.servers);
     await Promise.all(
       waitFor.map((server) =>

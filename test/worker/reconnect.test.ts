@@ -1,8 +1,7 @@
-import { join } from 'node:path';
 import { readLedger } from '@switchyard/example-mcp-servers/ledger';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { exampleServer, Fleet } from '../support/fleet.ts';
-import { EXAMPLE_SERVERS, tsxArgs } from '../support/paths.ts';
+import { exampleServerPath, tsxArgs } from '../support/paths.ts';
 import { freePort } from '../support/ports.ts';
 import type { TestProcess } from '../support/processes.ts';
 
@@ -18,7 +17,7 @@ describe('MCP server failures', () => {
   const startHttpRecorder = async (): Promise<TestProcess> => {
     const server = fleet.group.start(
       'http recorder',
-      tsxArgs(join(EXAMPLE_SERVERS, 'recorder.ts'), '--http', String(port)),
+      tsxArgs(exampleServerPath('recorder'), '--http', String(port)),
     );
     await server.waitFor((_log, raw) => raw.includes('"listening"'), 'the HTTP recorder to listen');
     return server;

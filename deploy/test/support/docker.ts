@@ -168,33 +168,108 @@ export interface DockerfileExpectations {
   /** The per-Dockerfile ignore file's text, when there is one. */
   dockerignore: string | undefined;
   runtimeImage: string;
-  /** The app's entry point, relative to the repository root (and to WORKDIR /app). */
+  /** The compiled entry point in the image, relative to WORKDIR /app (`<project>/dist/<file>.js`). */
   main: string;
   port: number;
-  /** Paths the final stage must copy from the build context. */
+  /** Paths (relative to /app) the final stage must hold, copied from the context or an earlier stage. */
   mustCopy: string[];
-  /** Paths the final stage must not copy (what the other app needs). */
+  /** Paths the final stage must not hold (what the other app needs). */
   mustNotCopy: string[];
 }
 
 const NPM_INSTALL = /\bnpm (ci|install|i)\b/;
 
+/**
+ * Packages of the TypeScript toolchain and the dev tools: none may reach the runtime stage. A name ending
+ * in `/` is a scope.
+ */
+export const TOOLCHAIN_PACKAGES = [
+  'typescript',
+  '@typescript/',
+  'tsx',
+  'esbuild',
+  '@esbuild/',
+  'vite',
+  'vitest',
+  'nx',
+  '@nx/',
+  '@biomejs/',
+];
+
+function isToolchainPackage(name: string): boolean {
+  return TOOLCHAIN_PACKAGES.some((p) => (p.endsWith('/') ? name.startsWith(p) : name === p));
+}
+
+/**
+ * Toolchain packages that `npm ci --omit=dev` still installs from this lockfile: those not flagged
+ * `dev` (e.g. typescript is `devOptional` when a production package names it as an optional peer).
+ */
+export function toolchainKeptByOmitDev(lockfileText: string): string[] {
+  const lock = JSON.parse(lockfileText) as { packages?: Record<string, { dev?: boolean; link?: boolean }> };
+  const kept = new Set<string>();
+  for (const [path, entry] of Object.entries(lock.packages ?? {})) {
+    const name = path.split('node_modules/').pop() ?? '';
+    if (path === '' || entry.dev || entry.link || !isToolchainPackage(name)) continue;
+    kept.add(name.startsWith('@') ? `${name.split('/')[0]}/` : name);
+  }
+  return [...kept].sort();
+}
+
+/** `rm -rf node_modules/<name>` paths of a RUN (scopes as `@scope/`). */
+function removedModules(args: string): string[] {
+  return [...args.matchAll(/\brm\s+-r?f?r?\s+([^&|;]+)/g)].flatMap((m) =>
+    (m[1] ?? '')
+      .trim()
+      .split(/\s+/)
+      .filter((word) => word.startsWith('node_modules/'))
+      .map((word) => {
+        const name = word.slice('node_modules/'.length).replace(/\/$/, '');
+        return name.startsWith('@') && !name.includes('/') ? `${name}/` : name;
+      }),
+  );
+}
+
+/** Where an instruction's COPY lands, relative to /app. */
+function imagePath(destination: string, source: string, intoDirectory: boolean): string {
+  const relativeDestination = destination.replace(/^\/app(\/|$)/, './');
+  // A stage's whole WORKDIR: its contents land in the destination.
+  if (/^\/app\/?$/.test(source)) return posix.normalize(relativeDestination);
+  return posix.normalize(
+    intoDirectory ? posix.join(relativeDestination, posix.basename(source)) : relativeDestination,
+  );
+}
+
+/** The `<project>` of a `<project>/dist/….js` entry point. */
+function projectOf(main: string): string | undefined {
+  const at = main.indexOf('/dist/');
+  return at > 0 ? main.slice(0, at) : undefined;
+}
+
+/** The TypeScript source a compiled `<project>/dist/x.js` comes from (`<project>/src/x.ts`). */
+export function sourceOf(compiled: string): string | undefined {
+  const project = projectOf(compiled);
+  if (!project || !compiled.endsWith('.js')) return undefined;
+  return `${project}/src/${compiled.slice(project.length + '/dist/'.length).replace(/\.js$/, '.ts')}`;
+}
+
 export function checkDockerfile(text: string, expect: DockerfileExpectations): string[] {
   const problems: string[] = [];
   const { stages } = parseDockerfile(text);
   const final = stages[stages.length - 1];
-  if (!final || stages.length < 2) return ['expected a multi-stage build (a deps stage and a runtime stage)'];
+  if (!final || stages.length < 3)
+    return ['expected a multi-stage build (a deps stage, a build stage and a runtime stage)'];
   const ignored = dockerignoreMatcher(expect.dockerignore);
+  const stageNamed = (name: string | undefined) =>
+    stages.find((s) => name !== undefined && (s.name === name || String(s.index) === name));
 
   // Every COPY from the context names paths that exist and are not excluded from the context.
   for (const stage of stages) {
     for (const instruction of stage.instructions.filter((i) => i.keyword === 'COPY' || i.keyword === 'ADD')) {
       const copy = parseCopy(instruction);
       if (copy.from !== undefined) {
-        const earlier = stages
-          .slice(0, stage.index)
-          .some((s) => s.name === copy.from || String(s.index) === copy.from);
-        if (!earlier) problems.push(`line ${copy.line}: COPY --from=${copy.from} is not an earlier stage`);
+        const earlier = stageNamed(copy.from);
+        if (!earlier || earlier.index >= stage.index)
+          problems.push(`line ${copy.line}: COPY --from=${copy.from} is not an earlier stage`);
         continue;
       }
       for (const source of copy.sources) {
@@ -209,45 +284,85 @@ export function checkDockerfile(text: string, expect: DockerfileExpectations): s
     }
   }
 
-  // The deps stage installs production dependencies from the lockfile, copying only manifests first.
+  // Every stage that installs does so from the lockfile, copying only manifests first (layer caching).
   const installs = (i: Instruction) => i.keyword === 'RUN' && NPM_INSTALL.test(i.args);
-  const deps = stages.find((s) => s.instructions.some(installs));
-  if (!deps) problems.push('no stage installs dependencies (npm ci / npm install)');
-  else {
-    const install = deps.instructions.findIndex(installs);
-    const installArgs = deps.instructions[install]?.args ?? '';
-    if (!/--omit=dev\b/.test(installArgs)) problems.push('the npm install does not --omit=dev');
-    if (/--no-package-lock|--package-lock=false/.test(installArgs))
-      problems.push('the npm install ignores the lockfile');
-    const copied = deps.instructions
+  const installing = stages.filter((s) => s.instructions.some(installs));
+  if (installing.length === 0) problems.push('no stage installs dependencies (npm ci)');
+  const manifests = [
+    'package.json',
+    'package-lock.json',
+    ...workspaceDirs(expect.repoRoot).map((d) => `${d}/package.json`),
+  ];
+  for (const stage of installing) {
+    const label = stage.name ?? `stage ${stage.index}`;
+    const install = stage.instructions.findIndex(installs);
+    const installArgs = stage.instructions[install]?.args ?? '';
+    if (!/\bnpm ci\b/.test(installArgs))
+      problems.push(`${label} stage installs with npm install, not npm ci`);
+    const copied = stage.instructions
       .slice(0, install)
       .filter((i) => i.keyword === 'COPY')
       .flatMap((i) => parseCopy(i).sources);
     const notManifests = copied.filter((s) => !/(^|\/)(package\.json|package-lock\.json|\.npmrc)$/.test(s));
     if (notManifests.length > 0) {
-      problems.push(`deps stage copies ${notManifests.join(', ')} before installing (breaks layer caching)`);
+      problems.push(
+        `${label} stage copies ${notManifests.join(', ')} before installing (breaks layer caching)`,
+      );
     }
-    const manifests = [
-      'package.json',
-      'package-lock.json',
-      ...workspaceDirs(expect.repoRoot).map((d) => `${d}/package.json`),
-    ];
     for (const manifest of manifests) {
       if (!copied.includes(manifest))
-        problems.push(`deps stage does not copy ${manifest} (npm needs every workspace)`);
+        problems.push(`${label} stage does not copy ${manifest} (npm needs every workspace)`);
     }
   }
 
-  // The runtime stage.
+  // The runtime stage: node_modules only from a production install, from which the toolchain is gone.
   if (final.image !== expect.runtimeImage)
     problems.push(`final stage is FROM ${final.image}, expected ${expect.runtimeImage}`);
+  if (final.instructions.some(installs)) problems.push('the final stage installs packages itself');
   const finalCopies = final.instructions.filter((i) => i.keyword === 'COPY').map(parseCopy);
-  const fromContext = finalCopies.filter((c) => c.from === undefined).flatMap((c) => c.sources);
+  const held = finalCopies.flatMap((c) => {
+    const intoDirectory = c.destination.endsWith('/') || c.destination === '.' || c.sources.length > 1;
+    return c.sources.map((source) => ({
+      copy: c,
+      source,
+      path: imagePath(c.destination, source, intoDirectory),
+    }));
+  });
+  const lockfile = readFileSync(join(expect.repoRoot, 'package-lock.json'), 'utf8');
+  for (const { copy, source, path } of held) {
+    if (copy.from === undefined) continue;
+    const from = stageNamed(copy.from);
+    if (!from) continue;
+    const wholeApp = /^\/app\/?$/.test(source) || source.includes('node_modules');
+    if (!wholeApp) {
+      if (!/(^|\/)dist$/.test(path))
+        problems.push(
+          `line ${copy.line}: the final stage copies ${source} from ${copy.from}, not a dist/ folder`,
+        );
+      continue;
+    }
+    const install = from.instructions.find(installs);
+    if (!install || !/--omit=dev\b/.test(install.args)) {
+      problems.push(
+        `line ${copy.line}: node_modules come from ${copy.from}, which does not npm ci --omit=dev`,
+      );
+      continue;
+    }
+    const removed = from.instructions
+      .filter((i) => i.keyword === 'RUN')
+      .flatMap((i) => removedModules(i.args));
+    for (const name of toolchainKeptByOmitDev(lockfile)) {
+      if (!removed.includes(name))
+        problems.push(`${copy.from} stage keeps ${name} (npm ci --omit=dev installs it from this lockfile)`);
+    }
+  }
+  const holds = (path: string) =>
+    held.some((h) => h.path === path || path.startsWith(`${h.path}/`) || h.path === '.');
   for (const path of expect.mustCopy) {
-    if (!fromContext.includes(path)) problems.push(`final stage does not copy ${path}`);
+    if (!held.some((h) => h.path === path)) problems.push(`final stage does not copy ${path}`);
   }
   for (const path of expect.mustNotCopy) {
-    if (fromContext.some((s) => s === path || s.startsWith(`${path}/`)))
+    if (held.some((h) => h.path === path || h.path.startsWith(`${path}/`)))
       problems.push(`final stage copies ${path}, which this app does not need`);
   }
   const users = final.instructions
@@ -269,22 +384,36 @@ export function checkDockerfile(text: string, expect: DockerfileExpectations): s
   if (!exposed.some((p) => p.split('/')[0] === String(expect.port)))
     problems.push(`final stage does not EXPOSE ${expect.port}`);
 
+  // The command: `node [--flags] <project>/dist/….js`, compiled in a build stage the final stage copies.
   const cmd = final.instructions.filter((i) => i.keyword === 'CMD').pop();
   const entrypoint = final.instructions.filter((i) => i.keyword === 'ENTRYPOINT').pop();
-  const command = [...(entrypoint ? execForm(entrypoint.args) : []), ...(cmd ? execForm(cmd.args) : [])];
-  const main = command.indexOf(expect.main);
-  if (
-    main < 0 ||
-    command[main - 1] !== 'tsx' ||
-    command[main - 2] !== '--import' ||
-    command[main - 3] !== 'node'
-  ) {
-    problems.push(`the image does not run \`node --import tsx ${expect.main}\` (got: ${command.join(' ')})`);
-  }
-  if (!existsSync(join(expect.repoRoot, expect.main))) problems.push(`${expect.main} does not exist`);
-  if (!fromContext.some((s) => expect.main.startsWith(`${s}/`)))
-    problems.push(`final stage does not copy ${expect.main}`);
   const init = entrypoint ? (execForm(entrypoint.args)[0] ?? '') : '';
+  const command = [...(entrypoint ? execForm(entrypoint.args) : []), ...(cmd ? execForm(cmd.args) : [])];
+  const nodeAt = command.findIndex((word) => word === 'node' || word.endsWith('/node'));
+  const script = nodeAt < 0 ? undefined : command.slice(nodeAt + 1).find((word) => !word.startsWith('-'));
+  const nodeFlags = nodeAt < 0 ? [] : command.slice(nodeAt + 1, command.indexOf(script ?? '', nodeAt));
+  if (script !== expect.main || !/\/dist\/.+\.js$/.test(script)) {
+    problems.push(`the image does not run \`node ${expect.main}\` (got: ${command.join(' ')})`);
+  }
+  if (nodeFlags.some((flag) => /^--(import|loader|require)$|^-r$|tsx|ts-node/.test(flag)))
+    problems.push(`node runs with a loader (${nodeFlags.join(' ')}): the image must run compiled JavaScript`);
+  const project = projectOf(expect.main);
+  const source = sourceOf(expect.main);
+  if (!source || !existsSync(join(expect.repoRoot, source)))
+    problems.push(`${expect.main}: its source ${source} does not exist`);
+  if (!holds(expect.main)) problems.push(`final stage does not copy ${expect.main}`);
+  const distCopy = held.find((h) => project && h.path === `${project}/dist`);
+  const builder = stageNamed(distCopy?.copy.from);
+  if (!builder) problems.push(`final stage does not copy ${project}/dist from a build stage`);
+  else if (
+    !builder.instructions.some(
+      (i) => i.keyword === 'RUN' && i.args.includes(`tsc -p ${project}/tsconfig.build.json`),
+    )
+  ) {
+    problems.push(
+      `${builder.name ?? builder.index} stage does not compile ${project} (tsc -p ${project}/tsconfig.build.json)`,
+    );
+  }
   if (entrypoint && !/(tini|dumb-init)$/.test(init))
     problems.push(`ENTRYPOINT ${init} is not tini or dumb-init`);
   if (!entrypoint && !cmd?.args.trim().startsWith('['))
@@ -298,24 +427,24 @@ export function checkDockerfile(text: string, expect: DockerfileExpectations): s
   return problems;
 }
 
-/** Paths (relative to WORKDIR /app) the final stage copies from the build context. */
+/** Paths (relative to WORKDIR /app) the final stage copies, from the context or an earlier stage. */
 function copiedIntoImage(text: string): string[] {
   const { stages } = parseDockerfile(text);
   const final = stages[stages.length - 1];
   return (final?.instructions ?? [])
     .filter((i) => i.keyword === 'COPY')
     .map(parseCopy)
-    .filter((c) => c.from === undefined)
     .flatMap((c) => {
-      const destination = c.destination.replace(/^\/app(\/|$)/, './');
-      const intoDirectory = destination.endsWith('/') || destination === '.' || c.sources.length > 1;
-      return c.sources.map((source) =>
-        posix.normalize(intoDirectory ? posix.join(destination, posix.basename(source)) : destination),
-      );
-    });
+      const intoDirectory = c.destination.endsWith('/') || c.destination === '.' || c.sources.length > 1;
+      return c.sources.map((source) => imagePath(c.destination, source, intoDirectory));
+    })
+    .filter((path) => path !== '.');
 }
 
-/** Each script path (a .ts/.js argument) exists in the repository and inside a directory the image copies. */
+/**
+ * Each script path (a .ts/.js argument) exists in the repository (a compiled `dist/….js` by its
+ * `src/….ts`) and inside a directory the image copies.
+ */
 export function checkScriptsInImage(
   text: string,
   repoRoot: string,
@@ -325,8 +454,9 @@ export function checkScriptsInImage(
   const problems: string[] = [];
   for (const { path, where } of scripts) {
     const normalized = posix.normalize(path);
-    if (!existsSync(join(repoRoot, normalized)))
-      problems.push(`${where}: ${path} does not exist in the repository`);
+    const inRepository = sourceOf(normalized) ?? normalized;
+    if (!existsSync(join(repoRoot, inRepository)))
+      problems.push(`${where}: ${path} does not exist in the repository (${inRepository})`);
     if (!copied.some((dir) => normalized === dir || normalized.startsWith(`${dir}/`))) {
       problems.push(`${where}: ${path} is not copied into the image`);
     }

@@ -82,7 +82,7 @@ export interface OrchestratorOptions {
 const durationMs = (job: JobView) => Date.parse(job.finishedAt ?? '') - Date.parse(job.startedAt ?? '');
 
 /** Submits a job and waits (SSE) until it has ended; throws unless it succeeded with every call ok. */
-async function runJob(api: ApiClient, body: unknown): Promise<JobView> {
+export async function runJob(api: ApiClient, body: unknown): Promise<JobView> {
   const submitted = await api.submit(body);
   if (submitted.status !== 201)
     throw new Error(`submit: HTTP ${submitted.status} ${JSON.stringify(submitted.body).slice(0, 500)}`);
