@@ -1,8 +1,8 @@
 import './telemetry/instrument.ts';
 import { ConfigError, loadConfig, WORKER_UNUSED_SECRETS } from '@switchyard/contracts';
+import { stopTracing } from '@switchyard/telemetry';
 import { createLogger } from './runtime/logger.ts';
 import { readWorkerEnv } from './runtime/worker-env.ts';
-import { stopTracing } from './telemetry/tracing.ts';
 import { ToolWorker } from './tool-worker.ts';
 
 /** `npm run worker`: serves WORKER_SERVERS (default all) from SWITCHYARD_CONFIG until SIGTERM. */

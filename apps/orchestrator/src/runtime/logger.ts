@@ -1,26 +1,12 @@
 import type { LoggerService } from '@nestjs/common';
-import { trace } from '@opentelemetry/api';
-import pino from 'pino';
+import { createLogger as createServiceLogger, type Logger } from '@switchyard/telemetry';
+import { ORCHESTRATOR_SERVICE } from '../telemetry/service.ts';
 
-export type Logger = pino.Logger;
+export type { Logger };
 
-/** The active span's ids on every line written inside a span, so logs and traces join up. */
-function traceFields(): Record<string, string> {
-  const span = trace.getActiveSpan();
-  if (!span) return {};
-  const { traceId, spanId } = span.spanContext();
-  return { trace_id: traceId, span_id: spanId };
-}
-
-/** Structured JSON logs; every line written inside a span carries its trace and span ids. */
+/** Structured JSON logs of the orchestrator; every line written inside a span carries its trace and span ids. */
 export function createLogger(bindings: Record<string, unknown>): Logger {
-  return pino({
-    level: process.env.LOG_LEVEL ?? 'info',
-    base: { service: 'switchyard-orchestrator', ...bindings },
-    timestamp: pino.stdTimeFunctions.isoTime,
-    formatters: { level: (label) => ({ level: label }) },
-    mixin: traceFields,
-  });
+  return createServiceLogger(ORCHESTRATOR_SERVICE, bindings);
 }
 
 /** Routes Nest's own log lines (routes mapped, bootstrap errors) into the same JSON stream. */

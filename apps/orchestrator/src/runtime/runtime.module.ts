@@ -1,8 +1,8 @@
 import { Global, Inject, Module, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import type { SwitchyardConfig } from '@switchyard/contracts';
+import { stopTracing } from '@switchyard/telemetry';
 import { Redis } from 'ioredis';
 import type pg from 'pg';
-import { stopTracing } from '../telemetry/tracing.ts';
 import { createPool, migrate } from './database.ts';
 import type { Logger } from './logger.ts';
 import type { OrchestratorEnv } from './orchestrator-env.ts';

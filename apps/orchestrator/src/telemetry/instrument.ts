@@ -3,9 +3,10 @@
 // RouteSpanInterceptor, which names that span after the Nest route instead.
 import { HttpInstrumentation } from '@opentelemetry/instrumentation-http';
 import { PgInstrumentation } from '@opentelemetry/instrumentation-pg';
-import { startTracing } from './tracing.ts';
+import { startTracing } from '@switchyard/telemetry';
+import { ORCHESTRATOR_SERVICE } from './service.ts';
 
-startTracing('switchyard-orchestrator', [
+startTracing(ORCHESTRATOR_SERVICE, [
   new HttpInstrumentation({
     // Probes and scrapes are not worth a trace each.
     ignoreIncomingRequestHook: (request) => /^\/(health|metrics)/.test(request.url ?? ''),

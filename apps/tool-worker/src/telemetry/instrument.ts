@@ -1,4 +1,5 @@
 // Imported first by main.ts, so the SDK is running before any module it instruments is loaded.
-import { startTracing } from './tracing.ts';
+import { startTracing } from '@switchyard/telemetry';
+import { WORKER_SERVICE } from './service.ts';
 
-startTracing('switchyard-tool-worker');
+startTracing(WORKER_SERVICE);
