@@ -58,9 +58,12 @@ export class ToolCallExecutor {
   }
 
   private async settle(context: RunContext, call: RequestedToolCall): Promise<ToolCallOutcome> {
-    const { job } = context;
+    const { job, lease } = context;
     const recorded = await this.store.toolCall(job.id, call.id);
     if (recorded?.outcome) return recorded.outcome;
+    // A replica that lost the run starts nothing and writes nothing more for it: the replica holding
+    // the lock dispatches the same call under the same id and records its true outcome.
+    await lease.confirm();
 
     const tool = await this.catalog.resolve(call.name, ...context.filters);
     const target = {
@@ -95,18 +98,22 @@ export class ToolCallExecutor {
         'unknown_or_disallowed_tool',
         'no',
       );
-    } else if (context.signal.aborted) {
+    } else if (context.cancel.aborted) {
       outcome = localOutcome(target, 'cancelled', 'The job was cancelled before this call ran.');
     } else {
-      outcome = await this.dispatcher.dispatch({
-        jobId: job.id,
-        toolCallId: call.id,
-        server: tool.server,
-        tool: tool.tool,
-        arguments: call.args,
-        labels: { team: job.team },
-      });
+      outcome = await lease.race(
+        this.dispatcher.dispatch({
+          jobId: job.id,
+          toolCallId: call.id,
+          server: tool.server,
+          tool: tool.tool,
+          arguments: call.args,
+          labels: { team: job.team },
+        }),
+      );
     }
+    // Lost meanwhile: the replica holding the run now records this call, once, from the same queue job.
+    lease.assertHeld();
     await this.store.recordOutcome(job.id, call.id, outcome);
     this.metrics.toolCall(outcome);
     await this.events.publish(job.id, 'tool_call.finished', {
