@@ -65,11 +65,12 @@ export class ToolCallExecutor {
     // the lock dispatches the same call under the same id and records its true outcome.
     await lease.confirm();
 
-    const tool = await this.catalog.resolve(call.name, ...context.filters);
+    const { tool, refused } = await this.catalog.resolve(call.name, context.filters, context.stop);
+    lease.assertHeld();
     const target = {
       jobId: job.id,
       toolCallId: call.id,
-      server: tool?.server ?? '',
+      server: tool?.server ?? refused?.server ?? '',
       tool: tool?.tool ?? call.name,
       enqueuedAt: Date.now(),
       trace: { traceparent: job.traceparent },
@@ -79,7 +80,7 @@ export class ToolCallExecutor {
       toolCallId: call.id,
       position: call.position,
       modelTool: call.name,
-      server: tool?.server ?? null,
+      server: tool?.server ?? refused?.server ?? null,
       tool: tool?.tool ?? null,
       arguments: call.args,
     });
@@ -90,16 +91,11 @@ export class ToolCallExecutor {
     });
 
     let outcome: ToolCallOutcome;
-    if (!tool) {
-      outcome = localOutcome(
-        target,
-        'failed',
-        `There is no tool named "${call.name}" available to this job.`,
-        'unknown_or_disallowed_tool',
-        'no',
-      );
-    } else if (context.cancel.aborted) {
+    // A wait for the server's tool list that a cancel cut short is the cancel's doing.
+    if (context.cancel.aborted && (!refused || refused.code === 'catalog_unpublished')) {
       outcome = localOutcome(target, 'cancelled', 'The job was cancelled before this call ran.');
+    } else if (refused) {
+      outcome = localOutcome(target, refused.status, refused.text, refused.code, 'no');
     } else {
       outcome = await lease.race(
         this.dispatcher.dispatch({
