@@ -51,9 +51,10 @@ export class AgentRunConsumer implements OnApplicationBootstrap, OnModuleDestroy
         maxStalledCount: 10,
       },
     );
+    // finishedOn is set only when BullMQ failed the run for good: out of attempts, or unrecoverable
+    // (stalled more than maxStalledCount times), which happens with attempts left.
     this.worker.on('failed', (job, error) => {
-      if (job && job.attemptsMade >= (job.opts.attempts ?? 1))
-        void this.runner.giveUp(job.data.jobId, error.message);
+      if (job?.finishedOn !== undefined) void this.runner.giveUp(job.data.jobId, error.message);
     });
     this.worker.on('error', (error) => this.log.error({ err: error }, 'agent-runs worker error'));
     // A lock that could not be renewed (e.g. Redis was down past lockDurationMs) may already belong to
