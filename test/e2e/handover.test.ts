@@ -41,7 +41,8 @@ describe('a run handed over by a frozen replica', () => {
       deployment.startOrchestrator('o-one'),
       deployment.startOrchestrator('o-two'),
     ]);
-  });
+    // Starting three processes on a loaded machine can take a while.
+  }, 180_000);
 
   afterAll(async () => {
     // A replica left stopped by a failed assertion must run again to hear SIGTERM.

@@ -16,7 +16,7 @@ describe('a batch past its deadline', () => {
     }));
     await deployment.startWorker();
     await deployment.startOrchestrator();
-  });
+  }, 180_000);
 
   afterAll(async () => {
     await deployment?.close();

@@ -45,7 +45,7 @@ describe('tool call identity', () => {
     await deployment.startWorker({ id: 'w-identity', waitFor: [] });
     // A worker serves notes, but its session is still connecting: nothing is published yet.
     await deployment.sessionState('notes', 'connecting');
-  });
+  }, 180_000);
 
   afterAll(async () => {
     await deployment?.close();
