@@ -2,7 +2,22 @@ import { readLedger } from '@switchyard/example-mcp-servers/ledger';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { exampleServer, Fleet } from '../support/fleet.ts';
 import { waitForLedger } from '../support/ledger.ts';
-import { isAlive } from '../support/processes.ts';
+import { descendants, isAlive, killAll, type TestProcess } from '../support/processes.ts';
+
+/** Processes a test froze; killed at the end even when the test failed before it could. */
+const frozen: number[] = [];
+
+/**
+ * Freezes a worker and its MCP server children so the call it holds stays mid-flight for as long as
+ * the test needs: starting the survivor can take longer than any hold a call could be given on a
+ * busy machine, and a call that finished before the crash proves nothing.
+ */
+function freeze(worker: TestProcess): number[] {
+  const family = [worker.pid, ...descendants(worker.pid)];
+  for (const pid of family) process.kill(pid, 'SIGSTOP');
+  frozen.push(...family);
+  return family.slice(1);
+}
 
 /**
  * DESIGN §5 Idempotency: a worker SIGKILLed mid-call. The lock it held expires, BullMQ hands the job
@@ -24,6 +39,7 @@ describe('a worker killed mid-call', () => {
   });
 
   afterAll(async () => {
+    killAll(frozen);
     await fleet?.close();
   });
 
@@ -39,9 +55,12 @@ describe('a worker killed mid-call', () => {
     });
     // The server has the call: it wrote its "start" record and is holding the request open.
     await waitForLedger(fleet.path('notes.jsonl'), (rows) => rows.some((row) => row.text === 'write once'));
+    const orphans = freeze(doomed);
     await fleet.startWorker({ id: 'survivor-1', servers: ['notes'] });
-    const orphans = await doomed.crash();
+    await doomed.crash();
     fleet.group.adopt(orphans);
+    // The orphaned server wakes up to find its client gone.
+    for (const pid of orphans) process.kill(pid, 'SIGCONT');
 
     const outcome = await pending;
     expect(outcome).toMatchObject({ status: 'indeterminate', executed: 'unknown', workerId: 'survivor-1' });
@@ -67,8 +86,11 @@ describe('a worker killed mid-call', () => {
       (log) => log.msg === 'tool call sent' && log.tool === 'record',
       'the call to be sent',
     );
+    // The server is frozen too: woken later, it could still finish the first run and record it.
+    const orphans = freeze(doomed);
     await fleet.startWorker({ id: 'survivor-2', servers: ['recorder'] });
-    fleet.group.adopt(await doomed.crash());
+    await doomed.crash();
+    killAll(orphans);
 
     const outcome = await pending;
     expect(outcome).toMatchObject({ status: 'ok', executed: 'yes', workerId: 'survivor-2' });

@@ -1,3 +1,4 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import { Inject, Injectable } from '@nestjs/common';
 import { type CatalogTool, isIdempotent, type SwitchyardConfig } from '@switchyard/contracts';
 import picomatch from 'picomatch';
@@ -28,6 +29,21 @@ export interface ModelToolView {
   /** Tools left out because their model-facing names collide: an error, never a silent overwrite. */
   errors: string[];
 }
+
+/** Why a model-facing name was not resolved; the call ends with this, never sent. */
+export interface RefusedTool {
+  status: 'failed' | 'unavailable';
+  code: 'unknown_or_disallowed_tool' | 'ambiguous_tool_name' | 'no_worker' | 'catalog_unpublished';
+  text: string;
+  server?: string;
+}
+
+export type ToolResolution =
+  | { tool: ModelTool; refused?: undefined }
+  | { tool?: undefined; refused: RefusedTool };
+
+/** How often a call to a server whose tool list is not published yet looks again. */
+const CATALOG_POLL_MS = 250;
 
 const compiled = new Map<string, (name: string) => boolean>();
 function matcher(patterns: string[]): (name: string) => boolean {
@@ -62,36 +78,57 @@ export class ModelToolCatalog {
   async view(...filters: ToolFilter[]): Promise<ModelToolView> {
     const all = await this.everything();
     return {
-      ...all,
+      errors: all.errors,
       tools: all.tools.filter((tool) => filters.every((filter) => permits(filter, tool.name))),
     };
   }
 
   /**
-   * Resolves a model-facing name within the filters; undefined when unknown or not allowed. A tool of a
-   * configured server that no worker has listed yet resolves too (unavailable), so the call ends
-   * `unavailable` rather than as an unknown tool.
+   * Resolves a model-facing name to exactly one (server, tool) of the published catalog, then applies
+   * the filters to that tool's canonical name; anything unknown, ambiguous or filtered out is refused.
+   * Server names never contain `__`, so the server is the text before the first one. Until that server
+   * has published its tool list the name cannot be checked: the call waits for the list (up to the
+   * server's queueTimeoutMs, or until `signal` aborts) instead of guessing which tool it means.
    */
-  async resolve(name: string, ...filters: ToolFilter[]): Promise<ModelTool | undefined> {
-    const listed = (await this.view(...filters)).tools.find((tool) => tool.name === name);
-    if (listed) return listed;
-    const [server, tool] = name.split('__', 2);
-    const serverConfig = server ? this.config.servers[server] : undefined;
-    if (!server || !tool || !serverConfig || (await this.reader.entries()).has(server)) return undefined;
-    if (!filters.every((filter) => permits(filter, name))) return undefined;
-    return {
-      name,
-      server,
-      tool,
-      description: tool,
-      inputSchema: {},
-      availability: await this.reader.availability(server, serverConfig.unavailableAfterMs),
-      idempotent: isIdempotent(serverConfig, tool, undefined),
-      definition: { name: tool, inputSchema: {} },
+  async resolve(name: string, filters: ToolFilter[], signal?: AbortSignal): Promise<ToolResolution> {
+    const unknown: ToolResolution = {
+      refused: {
+        status: 'failed',
+        code: 'unknown_or_disallowed_tool',
+        text: `There is no tool named "${name}" available to this job.`,
+      },
     };
+    const separator = name.indexOf('__');
+    const server = separator > 0 ? name.slice(0, separator) : undefined;
+    const serverConfig = server ? this.config.servers[server] : undefined;
+    if (!server || !serverConfig) return unknown;
+
+    const waitUntil = Date.now() + serverConfig.queueTimeoutMs;
+    while (!(await this.reader.entries()).has(server)) {
+      const availability = await this.reader.availability(server, serverConfig.unavailableAfterMs);
+      if (availability === 'none' || availability === 'down') {
+        const text = `No worker serves ${server} right now, so its tools are not known; the call was not sent.`;
+        return { refused: { status: 'unavailable', code: 'no_worker', text, server } };
+      }
+      if (Date.now() >= waitUntil || signal?.aborted) {
+        const text = `${server} had not published its tool list after ${serverConfig.queueTimeoutMs} ms, so "${name}" could not be checked; the call was not sent.`;
+        return { refused: { status: 'unavailable', code: 'catalog_unpublished', text, server } };
+      }
+      await delay(CATALOG_POLL_MS, undefined, { signal }).catch(() => undefined);
+    }
+
+    const all = await this.everything();
+    if (all.collided.has(name)) {
+      const text = `The tool name "${name}" stands for more than one tool, so it cannot be called.`;
+      return { refused: { status: 'failed', code: 'ambiguous_tool_name', text, server } };
+    }
+    const tool = all.tools.find((candidate) => candidate.name === name);
+    // tool.name is the pair's canonical model-facing name: the filters judge the tool, not the spelling.
+    if (!tool || !filters.every((filter) => permits(filter, tool.name))) return unknown;
+    return { tool };
   }
 
-  private async everything(): Promise<ModelToolView> {
+  private async everything(): Promise<ModelToolView & { collided: Set<string> }> {
     const entries = await this.reader.entries();
     const byName = new Map<string, ModelTool[]>();
     for (const [server, entry] of entries) {
@@ -115,15 +152,17 @@ export class ModelToolCatalog {
     }
     const tools: ModelTool[] = [];
     const errors: string[] = [];
+    const collided = new Set<string>();
     for (const [name, candidates] of byName) {
       if (candidates.length === 1) tools.push(candidates[0] as ModelTool);
       else {
+        collided.add(name);
         const message = `tool name collision: ${name} would stand for ${candidates.map((tool) => `${tool.server}/${tool.tool}`).join(' and ')}; both are left out`;
         errors.push(message);
         this.log.error({ name }, message);
       }
     }
     tools.sort((a, b) => a.name.localeCompare(b.name));
-    return { tools, errors };
+    return { tools, errors, collided };
   }
 }

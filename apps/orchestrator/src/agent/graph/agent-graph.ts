@@ -2,13 +2,14 @@ import type { AIMessage, BaseMessage, ToolMessage } from '@langchain/core/messag
 import type { BaseCheckpointSaver } from '@langchain/langgraph';
 import { END, START, StateGraph } from '@langchain/langgraph';
 import { AgentState, type AgentStateValue } from './agent-state.ts';
+import { type PlannedToolCall, plannedToolCalls } from './planned-tool-calls.ts';
 import { RunLimitError } from './run-limit-error.ts';
 
 export interface AgentGraphDeps {
   /** One model turn over the conversation so far. */
   callModel: (messages: BaseMessage[], signal: AbortSignal | undefined) => Promise<AIMessage>;
   /** Every tool call of one model turn, all at once; one ToolMessage per call, in order. */
-  runTools: (calls: NonNullable<AIMessage['tool_calls']>, alreadyCalled: number) => Promise<ToolMessage[]>;
+  runTools: (calls: PlannedToolCall[]) => Promise<ToolMessage[]>;
   limits: { maxSteps: number; maxToolCalls: number };
   checkpointer: BaseCheckpointSaver;
 }
@@ -32,13 +33,13 @@ export function buildAgentGraph(deps: AgentGraphDeps) {
       return { messages: [response], steps: state.steps + 1 };
     })
     .addNode('tools', async (state) => {
-      const calls = lastMessage(state)?.tool_calls ?? [];
+      const calls = plannedToolCalls(state.messages);
       if (state.toolCalls + calls.length > deps.limits.maxToolCalls) {
         throw new RunLimitError(
           `the agent reached its tool call limit (maxToolCalls ${deps.limits.maxToolCalls})`,
         );
       }
-      const messages = await deps.runTools(calls, state.toolCalls);
+      const messages = await deps.runTools(calls);
       return { messages, toolCalls: state.toolCalls + calls.length };
     })
     .addEdge(START, 'model')

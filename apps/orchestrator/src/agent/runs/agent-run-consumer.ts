@@ -7,6 +7,7 @@ import type { Logger } from '../../runtime/logger.ts';
 import type { OrchestratorEnv } from '../../runtime/orchestrator-env.ts';
 import { CONFIG, ENV, LOGGER, REDIS } from '../../runtime/tokens.ts';
 import { AgentRunner } from './agent-runner.ts';
+import { BullRunLease } from './run-lease.ts';
 
 /**
  * This replica's consumer of the `agent-runs` queue. Every replica runs one, so runs spread over the
@@ -30,8 +31,16 @@ export class AgentRunConsumer implements OnApplicationBootstrap, OnModuleDestroy
     const settings = this.config.orchestrator;
     this.worker = new Worker<AgentRunData>(
       AGENT_RUNS_QUEUE,
-      // BullMQ passes a signal only to a processor that takes three parameters.
-      (job, _token, signal) => this.runner.run(job.data.jobId, this.env.replicaId, signal),
+      // BullMQ passes a signal only to a processor that takes three parameters. It aborts only when
+      // the lock is lost (below): a hand-over, which the runner must not mistake for a cancel.
+      (job, token, signal) =>
+        this.runner.run(
+          job.data.jobId,
+          this.env.replicaId,
+          new BullRunLease(job, token, settings.lockDurationMs, signal, (error) =>
+            this.log.warn({ job_id: job.id, err: error }, 'could not confirm the lock of a run'),
+          ),
+        ),
       {
         connection: this.redis,
         prefix: this.env.prefix,
@@ -42,9 +51,10 @@ export class AgentRunConsumer implements OnApplicationBootstrap, OnModuleDestroy
         maxStalledCount: 10,
       },
     );
+    // finishedOn is set only when BullMQ failed the run for good: out of attempts, or unrecoverable
+    // (stalled more than maxStalledCount times), which happens with attempts left.
     this.worker.on('failed', (job, error) => {
-      if (job && job.attemptsMade >= (job.opts.attempts ?? 1))
-        void this.runner.giveUp(job.data.jobId, error.message);
+      if (job?.finishedOn !== undefined) void this.runner.giveUp(job.data.jobId, error.message);
     });
     this.worker.on('error', (error) => this.log.error({ err: error }, 'agent-runs worker error'));
     // A lock that could not be renewed (e.g. Redis was down past lockDurationMs) may already belong to

@@ -22,8 +22,10 @@ import { createChatModel } from '../models/index.ts';
 import type { RunContext } from '../tools/run-context.ts';
 import { ToolCallExecutor } from '../tools/tool-call-executor.ts';
 import { CHECKPOINTER } from './checkpointer.ts';
+import { FencedCheckpointer } from './fenced-checkpointer.ts';
 import { ModelCallError } from './model-call-error.ts';
 import { inModelSpan } from './model-span.ts';
+import { LeaseLostError, type RunLease, raceSignal, UNCONTESTED_LEASE } from './run-lease.ts';
 
 /** Tool calls of one batch in flight at once: enough to keep every server's queue busy. */
 const BATCH_IN_FLIGHT = 200;
@@ -36,7 +38,8 @@ const BATCH_IN_FLIGHT = 200;
  */
 @Injectable()
 export class AgentRunner implements OnModuleInit {
-  private readonly running = new Map<string, AbortController>();
+  /** Cancel switches of the runs on this replica (two, briefly, when a run came back to it). */
+  private readonly running = new Map<string, Set<AbortController>>();
 
   constructor(
     @Inject(JobStore) private readonly store: JobStore,
@@ -59,8 +62,8 @@ export class AgentRunner implements OnModuleInit {
     return this.running.size;
   }
 
-  /** `handover` aborts when BullMQ says this replica lost the run's lock (another may have it now). */
-  async run(jobId: string, replicaId: string, handover?: AbortSignal): Promise<void> {
+  /** `lease` is this replica's hold on the run; a run lost to another replica stops without a trace. */
+  async run(jobId: string, replicaId: string, lease: RunLease = UNCONTESTED_LEASE): Promise<void> {
     const job = await this.store.markRunning(jobId);
     if (!job) return; // cancelled before it started, or already finished by an earlier attempt
     // The run joins the trace of the request that submitted the job, whichever replica runs it.
@@ -79,25 +82,29 @@ export class AgentRunner implements OnModuleInit {
           'switchyard.replica': replicaId,
         },
       },
-      () => this.runJob(job, replicaId, handover),
+      () => this.runJob(job, replicaId, lease),
     );
   }
 
-  private async runJob(job: JobRecord, replicaId: string, handover: AbortSignal | undefined): Promise<void> {
+  private async runJob(job: JobRecord, replicaId: string, lease: RunLease): Promise<void> {
     // trace_id and span_id come from the active span (see runtime/logger.ts).
     const log = this.log.child({ job_id: job.id, team: job.team });
     await this.events.publish(job.id, 'status', { status: 'running', replica: replicaId });
     log.info({ kind: job.kind }, 'run started');
 
     const controller = new AbortController();
-    this.running.set(job.id, controller);
+    const controllers = this.running.get(job.id) ?? new Set();
+    this.running.set(job.id, controllers.add(controller));
     const deadlineMs = job.request.limits?.deadlineMs ?? this.config.orchestrator.defaultLimits.deadlineMs;
     const startedAt = (job.startedAt ?? new Date()).getTime();
     const deadline = AbortSignal.timeout(Math.max(1, startedAt + deadlineMs - Date.now()));
+    const cancel = AbortSignal.any([controller.signal, deadline]);
     const context: RunContext = {
       job,
       filters: this.filtersFor(job),
-      signal: AbortSignal.any([controller.signal, deadline, ...(handover ? [handover] : [])]),
+      cancel,
+      lease,
+      stop: AbortSignal.any([cancel, lease.signal]),
       log,
     };
     try {
@@ -105,12 +112,15 @@ export class AgentRunner implements OnModuleInit {
         job.request.kind === 'agent'
           ? await this.runAgent(context, job.request)
           : await this.runBatch(context, job.request);
+      // Only the replica holding the run ends it.
+      await lease.confirm();
       await this.end(job, 'succeeded', result);
       log.info('run succeeded');
     } catch (error) {
-      if (handover?.aborted) {
-        // Not ours to finish or fail any more: the replica holding the lock resumes from the checkpoint.
-        log.warn('run handed over after a lost lock');
+      if (lease.signal.aborted || error instanceof LeaseLostError) {
+        // Not ours to finish, fail or cancel any more: the replica holding the lock resumes the run
+        // and settles every call this one left open. Nothing was recorded for those here.
+        log.warn({ err: error }, 'run handed over after a lost lock; stopped here');
         throw error;
       }
       if (controller.signal.aborted) {
@@ -128,7 +138,8 @@ export class AgentRunner implements OnModuleInit {
         throw error;
       }
     } finally {
-      this.running.delete(job.id);
+      controllers.delete(controller);
+      if (controllers.size === 0 && this.running.get(job.id) === controllers) this.running.delete(job.id);
     }
   }
 
@@ -151,9 +162,9 @@ export class AgentRunner implements OnModuleInit {
   }
 
   private async stopLocal(jobId: string): Promise<void> {
-    const controller = this.running.get(jobId);
-    if (!controller) return;
-    controller.abort(new Error('job cancelled'));
+    const controllers = this.running.get(jobId);
+    if (!controllers) return;
+    for (const controller of controllers) controller.abort(new Error('job cancelled'));
     // Calls still waiting in their queues are removed and end `cancelled`; running ones finish.
     await this.dispatcher.cancel(jobId);
   }
@@ -168,7 +179,7 @@ export class AgentRunner implements OnModuleInit {
 
   private async runBatch(context: RunContext, request: BatchJobRequest) {
     const limit = pLimit(BATCH_IN_FLIGHT);
-    const outcomes = await Promise.all(
+    const all = Promise.all(
       request.calls.map((call, position) =>
         limit(() =>
           this.executor.execute(context, {
@@ -180,6 +191,9 @@ export class AgentRunner implements OnModuleInit {
         ),
       ),
     );
+    // A cancel or the deadline ends the run now, even if a call never answers; the calls already
+    // started still record their own outcomes (queued ones end `cancelled`).
+    const outcomes = await raceSignal(all, context.stop, () => new Error('the run was stopped'));
     return { calls: outcomes.length, outcomes: countStatuses(outcomes) };
   }
 
@@ -194,10 +208,13 @@ export class AgentRunner implements OnModuleInit {
     };
     const graph = buildAgentGraph({
       limits,
-      checkpointer: this.checkpointer,
+      checkpointer: new FencedCheckpointer(this.checkpointer, context.lease),
       callModel: async (messages, signal) => {
+        // A replica that lost the run takes no further model step.
+        await context.lease.confirm();
         const view = await this.catalog.view(...context.filters);
         const step = messages.filter(isAiMessage).length + 1;
+        context.log.debug({ step }, 'model step');
         await this.events.publish(context.job.id, 'step', { step });
         return inModelSpan(spec, step, async () => {
           try {
@@ -210,28 +227,23 @@ export class AgentRunner implements OnModuleInit {
           }
         });
       },
-      runTools: async (calls, alreadyCalled) =>
+      runTools: async (calls) =>
         inSpan(
           'tools',
           { attributes: { 'switchyard.graph.node': 'tools', 'switchyard.tool_calls': calls.length } },
           () =>
             Promise.all(
-              calls.map(async (call, index) => {
-                const id = call.id ?? `call-${alreadyCalled + index + 1}`;
-                const outcome = await this.executor.execute(context, {
-                  id,
-                  name: call.name,
-                  args: call.args,
-                  position: alreadyCalled + index,
-                });
-                return toToolMessage(outcome, id, call.name);
+              calls.map(async (call) => {
+                const outcome = await this.executor.execute(context, call);
+                // The model matches results by its own id, even when it used one id twice.
+                return toToolMessage(outcome, call.modelId, call.name);
               }),
             ),
         ),
     });
     const config = {
       configurable: { thread_id: context.job.id },
-      signal: context.signal,
+      signal: context.stop,
       recursionLimit: limits.maxSteps * 2 + 10,
     };
     // A checkpoint means an earlier attempt got this far: continue from it instead of starting over.

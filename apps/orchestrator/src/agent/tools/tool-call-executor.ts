@@ -58,15 +58,19 @@ export class ToolCallExecutor {
   }
 
   private async settle(context: RunContext, call: RequestedToolCall): Promise<ToolCallOutcome> {
-    const { job } = context;
+    const { job, lease } = context;
     const recorded = await this.store.toolCall(job.id, call.id);
     if (recorded?.outcome) return recorded.outcome;
+    // A replica that lost the run starts nothing and writes nothing more for it: the replica holding
+    // the lock dispatches the same call under the same id and records its true outcome.
+    await lease.confirm();
 
-    const tool = await this.catalog.resolve(call.name, ...context.filters);
+    const { tool, refused } = await this.catalog.resolve(call.name, context.filters, context.stop);
+    lease.assertHeld();
     const target = {
       jobId: job.id,
       toolCallId: call.id,
-      server: tool?.server ?? '',
+      server: tool?.server ?? refused?.server ?? '',
       tool: tool?.tool ?? call.name,
       enqueuedAt: Date.now(),
       trace: { traceparent: job.traceparent },
@@ -76,7 +80,7 @@ export class ToolCallExecutor {
       toolCallId: call.id,
       position: call.position,
       modelTool: call.name,
-      server: tool?.server ?? null,
+      server: tool?.server ?? refused?.server ?? null,
       tool: tool?.tool ?? null,
       arguments: call.args,
     });
@@ -87,26 +91,25 @@ export class ToolCallExecutor {
     });
 
     let outcome: ToolCallOutcome;
-    if (!tool) {
-      outcome = localOutcome(
-        target,
-        'failed',
-        `There is no tool named "${call.name}" available to this job.`,
-        'unknown_or_disallowed_tool',
-        'no',
-      );
-    } else if (context.signal.aborted) {
+    // A wait for the server's tool list that a cancel cut short is the cancel's doing.
+    if (context.cancel.aborted && (!refused || refused.code === 'catalog_unpublished')) {
       outcome = localOutcome(target, 'cancelled', 'The job was cancelled before this call ran.');
+    } else if (refused) {
+      outcome = localOutcome(target, refused.status, refused.text, refused.code, 'no');
     } else {
-      outcome = await this.dispatcher.dispatch({
-        jobId: job.id,
-        toolCallId: call.id,
-        server: tool.server,
-        tool: tool.tool,
-        arguments: call.args,
-        labels: { team: job.team },
-      });
+      outcome = await lease.race(
+        this.dispatcher.dispatch({
+          jobId: job.id,
+          toolCallId: call.id,
+          server: tool.server,
+          tool: tool.tool,
+          arguments: call.args,
+          labels: { team: job.team },
+        }),
+      );
     }
+    // Lost meanwhile: the replica holding the run now records this call, once, from the same queue job.
+    lease.assertHeld();
     await this.store.recordOutcome(job.id, call.id, outcome);
     this.metrics.toolCall(outcome);
     await this.events.publish(job.id, 'tool_call.finished', {
