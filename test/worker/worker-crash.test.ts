@@ -67,8 +67,10 @@ describe('a worker killed mid-call', () => {
       (log) => log.msg === 'tool call sent' && log.tool === 'record',
       'the call to be sent',
     );
-    await fleet.startWorker({ id: 'survivor-2', servers: ['recorder'] });
+    // Crash first: starting another worker takes seconds on a busy machine, time enough for the 4 s
+    // call to finish on the doomed worker.
     fleet.group.adopt(await doomed.crash());
+    await fleet.startWorker({ id: 'survivor-2', servers: ['recorder'] });
 
     const outcome = await pending;
     expect(outcome).toMatchObject({ status: 'ok', executed: 'yes', workerId: 'survivor-2' });
