@@ -181,19 +181,20 @@ export class ToolCallDispatcher {
    * calls removed before they ran.
    */
   async cancel(jobId: string, reason = 'the job was cancelled'): Promise<number> {
-    let removed = 0;
-    for (const entry of [...this.pending.values()].filter((candidate) => candidate.request.jobId === jobId)) {
-      if (await this.removeIfNotStarted(entry)) {
-        removed += 1;
+    const entries = [...this.pending.values()].filter((candidate) => candidate.request.jobId === jobId);
+    // Workers hear the cancel first, so a call one of them takes while we remove the others is refused
+    // before it is sent instead of running (one by one, removal would chase a fast worker down the queue).
+    await Promise.all(entries.map((entry) => this.requestCancel(entry, reason)));
+    const removed = await Promise.all(entries.map((entry) => this.removeIfNotStarted(entry)));
+    entries.forEach((entry, index) => {
+      if (removed[index]) {
         this.settle(
           entry,
           localOutcome(entry.data, 'cancelled', 'The job was cancelled before this call ran.'),
         );
-      } else if (!entry.settled) {
-        await this.requestCancel(entry, reason);
       }
-    }
-    return removed;
+    });
+    return removed.filter(Boolean).length;
   }
 
   /** Asks whichever worker runs the call to abort it (one PUBLISH on the deployment's cancel channel). */
