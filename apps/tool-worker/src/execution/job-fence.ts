@@ -46,7 +46,15 @@ redis.call('SREM', KEYS[4], ARGV[3])
 return 1
 `;
 
+/** Clears the marker of a call that turned out not to be sent, only while the lock is still ours. */
+const UNMARK = `
+if redis.call('GET', KEYS[2]) ~= ARGV[1] then return 0 end
+redis.call('HSET', KEYS[1], 'progress', '{}')
+return 1
+`;
+
 type FencedRedis = Redis & {
+  switchyardUnmark(jobKey: string, lockKey: string, token: string): Promise<number>;
   switchyardFenceSend(
     jobKey: string,
     lockKey: string,
@@ -87,6 +95,7 @@ export class JobFence {
     if (!('switchyardFenceSend' in redis)) {
       redis.defineCommand('switchyardFenceSend', { numberOfKeys: 2, lua: FENCE_SEND });
       redis.defineCommand('switchyardHoldLock', { numberOfKeys: 4, lua: HOLD_LOCK });
+      redis.defineCommand('switchyardUnmark', { numberOfKeys: 2, lua: UNMARK });
     }
     this.redis = redis as FencedRedis;
   }
@@ -104,6 +113,16 @@ export class JobFence {
     );
     if (result === 1) return 'fenced';
     return result === 2 ? 'already_sent' : 'lock_lost';
+  }
+
+  /**
+   * Takes back our marker when the call was not sent after all (the session went away between the
+   * fence and the send), so the job may go back on the queue. A lock no longer ours leaves it alone: the
+   * marker may be the new owner's.
+   */
+  async unmark(job: Job, token: string): Promise<boolean> {
+    const key = this.keys.jobKey(String(job.id));
+    return (await this.redis.switchyardUnmark(key, `${key}:lock`, token)) === 1;
   }
 
   /** One round trip: true when the job is still this worker's (its lock kept or re-taken). */

@@ -319,7 +319,9 @@ export function createToolCallProcessor(deps: ProcessorDeps) {
       log.warn({ failure: failure.kind, err: detail, attempts, idempotent, lastAttempt }, 'tool call failed');
       if (failure.kind === 'not_sent') {
         // Nothing reached the server, so even a non-idempotent call may go back on the queue.
-        if (!idempotent && timing.sentAt !== undefined) await job.updateProgress({});
+        if (!idempotent && timing.sentAt !== undefined && !(await fence.unmark(job, lockToken))) {
+          leave('lock lost before the call could go back on the queue');
+        }
         return putBack(job, token, log, detail);
       }
       await holdOrLeave();
