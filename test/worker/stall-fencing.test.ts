@@ -186,10 +186,13 @@ describe('a worker frozen past its lock', () => {
       arguments: { ms: 9_000, label: 'own' },
     });
     await stale.waitFor((log) => log.msg === 'tool call sent' && about('own')(log), 'frozen-c to send it');
-    await fleet.startWorker({ id: 'taker-e', servers: ['recorder'] });
-    const frozenAt = Date.now();
+    // Freeze first: starting a worker takes seconds on a busy machine, time enough for the call to end.
     pause(stale.pid);
+    await fleet.startWorker({ id: 'taker-e', servers: ['recorder'] });
     expect(await second).toMatchObject({ status: 'ok', workerId: 'taker-e' });
+    // A frozen process sends nothing: whatever its server started before the wake-up was sent before
+    // the freeze, i.e. the frozen worker's own call.
+    const resumedAt = Date.now();
     resume(stale.pid);
     await stale.waitFor(
       (log) => log.msg === 'job no longer ours: no outcome recorded' && about('own')(log),
@@ -199,7 +202,7 @@ describe('a worker frozen past its lock', () => {
 
     const intervals = recordedIntervals(fleet.path('recorder.jsonl'));
     const byFrozenWorker = (interval: Interval) =>
-      (interval as unknown as { pid: number }).pid === staleServer && interval.start < frozenAt;
+      (interval as unknown as { pid: number }).pid === staleServer && interval.start < resumedAt;
     const found = overlaps(intervals);
     const frozenOwn = found.filter(([earlier, later]) => byFrozenWorker(earlier) || byFrozenWorker(later));
     const real = found.filter((pair) => !frozenOwn.includes(pair));
