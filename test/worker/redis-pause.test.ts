@@ -48,7 +48,8 @@ describe('results that finish while Redis is paused', () => {
         toolCallId: `write-${index}`,
         server: 'notes',
         tool: 'add_note',
-        arguments: { text, delayMs: 1_500 },
+        // Shorter than half the lock: the worker cannot tell from the clock that its lock is at risk.
+        arguments: { text, delayMs: 700 },
       }),
     );
     const ledger = fleet.path('notes.jsonl');

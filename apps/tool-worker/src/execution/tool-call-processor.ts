@@ -250,7 +250,10 @@ export function createToolCallProcessor(deps: ProcessorDeps) {
       if (inFlight.controller.signal.reason instanceof CallAbort) {
         if (inFlight.controller.signal.reason.kind === 'lock_lost') leave('lock lost while the call ran');
       }
-      if (!fence.mayHaveExpired(lockSetAt)) return;
+      // A non-idempotent call is always held (one round trip): if Redis pauses while it runs, its
+      // completion would otherwise reach Redis after the lock expired and the result be lost to an
+      // `indeterminate`. An idempotent call only when its lock may have expired: losing it costs a re-run.
+      if (idempotent && !fence.mayHaveExpired(lockSetAt)) return;
       if (!(await fence.hold(job, lockToken))) leave('lock lost while the call ran');
     }
 
