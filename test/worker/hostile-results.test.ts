@@ -32,11 +32,14 @@ describe('hostile results', () => {
     await fleet?.close();
   });
 
+  const stored = new Map<string, Record<string, unknown>>();
+
   /** The outcome exactly as the worker stored it: the job's return value in Redis. */
   async function storedBytes(toolCallId: string): Promise<number> {
     const key = `${fleet.prefix}:${toolQueueName('hostile')}:${toolCallJobId('hostile', toolCallId)}`;
     const raw = await fleet.redis.hget(key, 'returnvalue');
     expect(raw, `return value of ${key}`).toBeTruthy();
+    stored.set(toolCallId, JSON.parse(raw as string));
     return Buffer.byteLength(raw as string);
   }
 
@@ -53,6 +56,8 @@ describe('hostile results', () => {
     expect(outcome.text).toMatch(/structuredContent dropped/);
     expect(outcome.text).toMatch(/block\(s\) dropped \(resource_link×\d+/);
     expect(await storedBytes('fat')).toBeLessThanOrEqual(MAX_RESULT + OUTCOME_ENVELOPE_BYTES);
+    // The model's text is not stored beside the content it is made of.
+    expect(stored.get('fat')).not.toHaveProperty('text');
     // The outcome stream carries the same capped JSON.
     const entries = (await fleet.redis.xrange(`${fleet.prefix}:outcomes`, '-', '+')) as Array<
       [string, string[]]

@@ -155,7 +155,23 @@ describe('the cap covers the whole stored outcome (issue 8 item 4)', () => {
 
   it('stores a text result once: content only, text derived when read', () => {
     const text = 'x'.repeat(200 * 1024);
-    const json = storedJson(capResult({ content: [{ type: 'text', text }] }, maxBytes));
+    const capped = capResult({ content: [{ type: 'text', text }] }, maxBytes);
+    // Even when handed the model's text, the stored form drops it: the content already says it.
+    const json = JSON.stringify(
+      buildOutcome(
+        CALL,
+        'w',
+        { pickedUpAt: Date.now() },
+        {
+          status: 'ok',
+          attempts: 1,
+          text: modelText(capped.content),
+          content: capped.content,
+          truncated: capped.truncated,
+        },
+      ),
+    );
+    expect(JSON.parse(json)).not.toHaveProperty('text');
     expect(Buffer.byteLength(json)).toBeLessThan(text.length + 2048);
     expect(ToolCallOutcomeSchema.parse(JSON.parse(json)).text).toBe(text);
   });
