@@ -8,6 +8,7 @@ import { loadavg } from 'node:os';
 import { closeEverything, progress } from './harness.ts';
 import { machineInfo } from './machine.ts';
 import { type BenchSettings, RESULTS_JSON, RESULTS_MD, writeReport } from './report.ts';
+import { fencing } from './scenarios/fencing.ts';
 import { latency } from './scenarios/latency.ts';
 import { orchestrator } from './scenarios/orchestrator.ts';
 import { parallel } from './scenarios/parallel.ts';
@@ -18,6 +19,7 @@ import { workerMemory } from './scenarios/worker-memory.ts';
 /** Sized to finish in a few minutes on a 2-core machine. */
 const SETTINGS: BenchSettings = {
   latency: { warmup: 20, rounds: 10, perRound: 30, perCallSessionPerRound: 3 },
+  fencing: { warmup: 20, rounds: 10, perRound: 30 },
   serialized: { warmup: 50, sizes: [100, 1000], repetitions: 3 },
   parallel: { serverCounts: [1, 4, 10], callsPerServer: 100, toolMs: 20, repetitions: 2 },
   workerMemory: { sessionCounts: [1, 10], callsPerSession: 50 },
@@ -49,6 +51,7 @@ async function main(): Promise<void> {
   );
   const date = new Date().toISOString();
   const latencyResult = await latency(SETTINGS.latency);
+  const fencingResult = await fencing(SETTINGS.fencing);
   const serializedResult = await serialized(SETTINGS.serialized);
   const parallelResult = await parallel(SETTINGS.parallel);
   const workerMemoryResult = await workerMemory(SETTINGS.workerMemory);
@@ -60,6 +63,7 @@ async function main(): Promise<void> {
     machine: { ...machine, loadEnd: loadavg()[0] ?? 0 },
     settings: SETTINGS,
     latency: latencyResult,
+    fencing: fencingResult,
     serialized: serializedResult,
     parallel: parallelResult,
     workerMemory: workerMemoryResult,

@@ -2,16 +2,18 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { REPO_ROOT, RUN_MODE } from '../support/paths.ts';
 import type { Machine } from './machine.ts';
+import type { FencingOptions, FencingResult } from './scenarios/fencing.ts';
 import type { LatencyOptions, LatencyResult } from './scenarios/latency.ts';
 import type { OrchestratorOptions, OrchestratorResult } from './scenarios/orchestrator.ts';
 import type { ParallelOptions, ParallelResult } from './scenarios/parallel.ts';
 import type { ProcessRss, RssByModeOptions, RssByModeResult } from './scenarios/rss-modes.ts';
 import type { SerializedOptions, SerializedResult } from './scenarios/serialized.ts';
 import type { WorkerMemoryOptions, WorkerMemoryResult } from './scenarios/worker-memory.ts';
-import { mib, ms, perSecond, ratio } from './stats.ts';
+import { mib, ms, perSecond, ratio, type Summary } from './stats.ts';
 
 export interface BenchSettings {
   latency: LatencyOptions;
+  fencing: FencingOptions;
   serialized: SerializedOptions;
   parallel: ParallelOptions;
   workerMemory: WorkerMemoryOptions;
@@ -25,6 +27,7 @@ export interface BenchResults {
   machine: Machine;
   settings: BenchSettings;
   latency: LatencyResult;
+  fencing: FencingResult;
   serialized: SerializedResult;
   parallel: ParallelResult;
   workerMemory: WorkerMemoryResult;
@@ -184,6 +187,24 @@ export function renderMarkdown(results: BenchResults, derived: Derived): string 
       `(${ratio(lat.switchyard.p50, floorP50)} / ${ratio(lat.switchyard.p99, lat.floor.p99)}); ` +
       `over a warm in-process session ${plus(derived.latency.switchyardOverheadOverWarmMs.p50)} at p50. ` +
       `A new session per call costs ${ratio(lat.perCallSession.p50, lat.switchyard.p50)} Switchyard's p50.`,
+  );
+
+  const fence = results.fencing;
+  const fenceRow = (label: string, s: Summary) => [label, String(s.n), ms(s.p50), ms(s.p99), ms(s.mean)];
+  out.push(
+    `**What at-most-once costs**: the same echo, declared idempotent on one server and non-idempotent on ` +
+      `another, one call at a time, taking turns over ${fence.rounds} rounds. A non-idempotent call runs one ` +
+      'Lua script (lock token check + marker) right before the send.',
+    table(
+      ['tool', 'calls', 'p50', 'p99', 'mean'],
+      [false, true, true, true, true],
+      [
+        fenceRow('idempotent echo', fence.idempotent),
+        fenceRow('non-idempotent echo (fenced send)', fence.nonIdempotent),
+      ],
+    ),
+    `The fence adds ${plus(fence.nonIdempotent.p50 - fence.idempotent.p50)} at p50 and ` +
+      `${plus(fence.nonIdempotent.p99 - fence.idempotent.p99)} at p99.`,
   );
 
   const sizes = serialized.sizes;

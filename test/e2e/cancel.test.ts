@@ -50,16 +50,23 @@ describe('cancelling a job', () => {
     expect(job.status).toBe('cancelled');
     const statuses = job.toolCalls.map((call: Json) => call.outcome?.status);
     expect(statuses.every((status: string) => status === 'ok' || status === 'cancelled')).toBe(true);
-    const ran = statuses.filter((status: string) => status === 'ok').length;
-    expect(ran).toBeGreaterThanOrEqual(1);
-    expect(ran).toBeLessThanOrEqual(3);
-    for (const call of job.toolCalls.filter((candidate: Json) => candidate.outcome.status === 'cancelled')) {
+    const ok = statuses.filter((status: string) => status === 'ok').length;
+    expect(ok).toBeGreaterThanOrEqual(1);
+    expect(ok).toBeLessThanOrEqual(3);
+    // A call removed from the queue never ran; one running at the cancel was cancelled on its worker
+    // (notifications/cancelled) and may have taken effect.
+    const cancelledCalls = job.toolCalls.filter(
+      (candidate: Json) => candidate.outcome.status === 'cancelled',
+    );
+    const stoppedRunning = cancelledCalls.filter((call: Json) => call.outcome.executed === 'unknown');
+    expect(stoppedRunning.length).toBeLessThanOrEqual(1);
+    for (const call of cancelledCalls.filter((candidate: Json) => !stoppedRunning.includes(candidate))) {
       expect(call.outcome).toMatchObject({ executed: 'no', attempts: 0 });
     }
-    // The server's own ledger: exactly the calls reported `ok` ran.
-    expect(readLedger(deployment.path('slow.jsonl')).filter((row) => row.phase === 'start')).toHaveLength(
-      ran,
-    );
+    // The server's own ledger: exactly the calls reported `ok` or stopped while running started.
+    const ledger = readLedger(deployment.path('slow.jsonl'));
+    expect(ledger.filter((row) => row.phase === 'start')).toHaveLength(ok + stoppedRunning.length);
+    expect(ledger.filter((row) => row.phase === 'cancelled')).toHaveLength(stoppedRunning.length);
   });
 
   it('ends a job cancelled when cancelled right after submission, and refuses a second cancel', async () => {

@@ -15,6 +15,11 @@ export class DedicatedRedis {
   port = 0;
   restarts = 0;
 
+  /** The server's pid, e.g. to SIGSTOP it (a frozen Redis) and SIGCONT it again. */
+  get pid(): number | undefined {
+    return this.child?.pid;
+  }
+
   get url(): string {
     return `redis://127.0.0.1:${this.port}`;
   }

@@ -1,5 +1,11 @@
 import type { Server } from 'node:http';
-import { ArgumentValidator, ConfigError, type SwitchyardConfig } from '@switchyard/contracts';
+import {
+  ArgumentValidator,
+  ConfigError,
+  redisKeys,
+  type SwitchyardConfig,
+  ToolCallCancelSchema,
+} from '@switchyard/contracts';
 import { Redis } from 'ioredis';
 import { CatalogPublisher } from './catalog/catalog-publisher.ts';
 import { ServerConsumer } from './execution/server-consumer.ts';
@@ -43,6 +49,8 @@ function selectServers(config: SwitchyardConfig, names: string[] | undefined) {
 export class ToolWorker {
   readonly pool: SessionPool;
   private readonly redis: Redis;
+  /** Subscribed to the cancel channel: a subscriber connection can do nothing else. */
+  private readonly cancels: Redis;
   private readonly consumers: ServerConsumer[];
   private readonly publisher: CatalogPublisher;
   private readonly metrics: WorkerMetrics;
@@ -58,6 +66,11 @@ export class ToolWorker {
       connectionName: `switchyard-worker-${workerId}`,
     });
     this.redis.on('error', (error) => log.warn({ err: error }, 'redis connection error'));
+    // Connections per worker process: this shared one, this subscriber, and one blocking connection
+    // per served server (each BullMQ Worker's own).
+    this.cancels = this.redis.duplicate({ connectionName: `switchyard-worker-${workerId}-cancels` });
+    this.cancels.on('error', (error) => log.warn({ err: error }, 'redis cancel subscriber error'));
+    this.cancels.on('message', (_channel, message) => this.onCancel(message));
     this.pool = new SessionPool(servers, log);
     this.metrics = new WorkerMetrics(this.pool);
     const validator = new ArgumentValidator();
@@ -96,9 +109,26 @@ export class ToolWorker {
       });
     }
     this.publisher.start();
+    await this.cancels.subscribe(redisKeys.cancels(this.options.prefix));
     await Promise.all(this.consumers.map((consumer) => consumer.start()));
     await this.pool.open();
     log.info({ workerId, sessions: this.pool.statuses() }, 'tool worker started');
+  }
+
+  private onCancel(message: string): void {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(message);
+    } catch {
+      parsed = undefined;
+    }
+    const request = ToolCallCancelSchema.safeParse(parsed);
+    if (!request.success) {
+      this.options.log.warn({ message: message.slice(0, 200) }, 'ignored a malformed cancel request');
+      return;
+    }
+    const { queue, id, reason } = request.data;
+    this.consumers.find((consumer) => consumer.queueName === queue)?.cancel(id, reason);
   }
 
   stop(): Promise<void> {
@@ -112,6 +142,7 @@ export class ToolWorker {
     await Promise.all(this.consumers.map((consumer) => consumer.close(config.worker.shutdownGraceMs)));
     await this.pool.close();
     await this.publisher.stop();
+    await this.cancels.quit().catch(() => this.cancels.disconnect());
     await this.redis.quit().catch(() => this.redis.disconnect());
     await new Promise((resolve) => (this.http ? this.http.close(resolve) : resolve(undefined)));
     log.info('tool worker stopped');

@@ -69,6 +69,21 @@ const TOOLS = [
     inputSchema: noArguments,
   },
   {
+    name: 'deep_structured',
+    description: 'Answers with structuredContent nested `depth` objects deep (default 5000).',
+    inputSchema: {
+      type: 'object',
+      properties: { depth: { type: 'integer', minimum: 1, maximum: 100_000 } },
+      additionalProperties: false,
+    },
+  },
+  {
+    name: 'fat_result',
+    description:
+      'Answers with a result whose bulk is not text: a 5 MB _meta on a text block, an image with 1 MB of annotations, 1 MB of structuredContent and 20,000 small resource_link blocks (8 MB in all, under the stdio read buffer).',
+    inputSchema: noArguments,
+  },
+  {
     name: 'huge_line',
     description: `Answers with one JSON line of ${HUGE_LINE_BYTES} bytes, more than the SDK client's stdio read buffer.`,
     inputSchema: noArguments,
@@ -127,6 +142,34 @@ function callTool(id: Id, params: Record<string, unknown>): void {
       return;
     case 'huge_line':
       result(id, textResult(pattern(HUGE_LINE_BYTES)));
+      return;
+    case 'deep_structured': {
+      const depth = typeof args.depth === 'number' ? args.depth : 5_000;
+      // Written as text: building the value would be as deep as what it tests.
+      const deep = `${'{"next":'.repeat(depth)}"bottom"${'}'.repeat(depth)}`;
+      write(
+        `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":{"content":[{"type":"text","text":"deep"}],"structuredContent":${deep}}}\n`,
+      );
+      return;
+    }
+    case 'fat_result':
+      result(id, {
+        content: [
+          { type: 'text', text: 'fat result', _meta: { blob: 'm'.repeat(5 * 1024 * 1024) } },
+          {
+            type: 'image',
+            data: 'AAAA',
+            mimeType: 'image/png',
+            annotations: { audience: ['user'], note: 'a'.repeat(1024 * 1024) },
+          },
+          ...Array.from({ length: 20_000 }, (_, index) => ({
+            type: 'resource_link',
+            uri: `file:///fat/${index}`,
+            name: `item ${index}`,
+          })),
+        ],
+        structuredContent: { rows: 'r'.repeat(1024 * 1024) },
+      });
       return;
     default:
       error(id, -32602, `Unknown tool: ${String(name)}`);

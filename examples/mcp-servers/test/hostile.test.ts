@@ -45,6 +45,8 @@ describe('hostile', () => {
       'wrong_shape',
       'error_object',
       'never_answers',
+      'deep_structured',
+      'fat_result',
       'huge_line',
     ]);
     for (const tool of tools) expect(tool.inputSchema.type).toBe('object');

@@ -34,6 +34,11 @@ export const redisKeys = {
   outcomes: (prefix: string) => `${prefix}:outcomes`,
   /** Pub/sub channel: a worker's sessions changed state (so waiters can re-check availability). */
   catalogChanged: (prefix: string) => `${prefix}:catalog-changed`,
+  /**
+   * Pub/sub channel: cancel a running tool call. Message: ToolCallCancel JSON. Every worker listens on
+   * one subscriber connection; the one holding the job aborts its MCP request.
+   */
+  cancels: (prefix: string) => `${prefix}:tool-call-cancels`,
 };
 
 /**

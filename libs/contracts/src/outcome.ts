@@ -21,7 +21,7 @@ export type Executed = z.infer<typeof ExecutedSchema>;
 /** MCP content blocks are passed through as the server sent them (after the size cap). */
 export const ContentBlockSchema = z.looseObject({ type: z.string() });
 
-export const ToolCallOutcomeSchema = z.object({
+const ToolCallOutcomeFields = z.object({
   status: OutcomeStatusSchema,
   executed: ExecutedSchema,
   /** Attempts that reached the server (0 when never sent). */
@@ -35,18 +35,58 @@ export const ToolCallOutcomeSchema = z.object({
   queuedMs: z.number().min(0),
   runMs: z.number().min(0),
   traceId: z.string().optional(),
-  /** What the model is told. Always present, also for failures. */
-  text: z.string(),
+  /**
+   * What the model is told. Stored only when it cannot be derived from `content` and
+   * `structuredContent` (failures, messages), so a result's text is never stored twice; parsing
+   * always fills it in.
+   */
+  text: z.string().optional(),
   content: z.array(ContentBlockSchema).default([]),
   structuredContent: z.record(z.string(), z.unknown()).optional(),
-  /** Set when content or structuredContent was cut to the server's maxResultBytes. */
+  /** Set when content or structuredContent was cut to the server's maxResultBytes; a marker block says what. */
   truncated: z.boolean().default(false),
   /** Machine-readable detail for failures: the error class, code or reason. */
   error: z.string().optional(),
   finishedAt: z.number().int().positive(),
 });
-export type ToolCallOutcome = z.infer<typeof ToolCallOutcomeSchema>;
+
+/** An outcome as read by its consumers: `text` is always there (derived from the content when not stored). */
+export const ToolCallOutcomeSchema = ToolCallOutcomeFields.transform((outcome) => ({
+  ...outcome,
+  text: outcome.text ?? modelText(outcome.content, outcome.structuredContent),
+}));
+export type ToolCallOutcome = z.output<typeof ToolCallOutcomeSchema>;
+/** An outcome as stored (job return value, outcome stream, database): `text` only when not derivable. */
 export type ToolCallOutcomeInput = z.input<typeof ToolCallOutcomeSchema>;
+export type StoredToolCallOutcome = ToolCallOutcomeInput;
+
+type ContentBlock = z.infer<typeof ContentBlockSchema>;
+
+/** What the model reads of a result: the text blocks, else the structured content, else nothing. */
+export function modelText(content: ContentBlock[], structuredContent?: Record<string, unknown>): string {
+  const texts = content.map((block) =>
+    block.type === 'text' && typeof block.text === 'string' ? block.text : `[${block.type} content]`,
+  );
+  if (texts.length > 0) return texts.join('\n');
+  if (structuredContent) return JSON.stringify(structuredContent);
+  return '';
+}
+
+/** The form to store: drops `text` when the content yields the same text, so it is not stored twice. */
+export function storedOutcome(outcome: ToolCallOutcomeInput): StoredToolCallOutcome {
+  const { text, ...rest } = outcome;
+  if (text === undefined || text === modelText(rest.content ?? [], rest.structuredContent)) return rest;
+  return outcome;
+}
+
+/**
+ * The most a stored outcome adds to its capped result: ids and names (bounded by the job schema),
+ * timings, the error detail and the message quoting it (each cut to OUTCOME_DETAIL_BYTES of JSON) and
+ * the truncation marker. A stored outcome's JSON is at most the server's maxResultBytes plus this.
+ */
+export const OUTCOME_ENVELOPE_BYTES = 16 * 1024;
+/** Most JSON bytes of server-provided detail (an error message) an outcome's `error` or `text` quotes. */
+export const OUTCOME_DETAIL_BYTES = 1024;
 
 /** What `executed` each status implies when nothing more specific is known. */
 export const EXECUTED_BY_STATUS: Record<OutcomeStatus, Executed> = {

@@ -24,3 +24,12 @@ export const ToolCallJobSchema = z.object({
 });
 export type ToolCallJob = z.infer<typeof ToolCallJobSchema>;
 export type ToolCallJobInput = z.input<typeof ToolCallJobSchema>;
+
+/** A request, published on redisKeys.cancels, to cancel a tool-call job a worker is running. */
+export const ToolCallCancelSchema = z.object({
+  /** The BullMQ queue name (toolQueueName) and job id of the call. */
+  queue: z.string().min(1),
+  id: z.string().min(1),
+  reason: z.string().max(500).default('cancelled'),
+});
+export type ToolCallCancel = z.infer<typeof ToolCallCancelSchema>;

@@ -3,7 +3,9 @@ import {
   carrierFrom,
   isIdempotent,
   type OutcomeStatus,
+  redisKeys,
   type SwitchyardConfig,
+  type ToolCallCancel,
   type ToolCallJob,
   ToolCallJobSchema,
   type ToolCallOutcome,
@@ -171,21 +173,39 @@ export class ToolCallDispatcher {
   }
 
   /**
-   * Removes calls of `jobId` that have not started; they end `cancelled`. Calls already running finish
-   * on their own. Returns the number removed.
+   * An explicit cancel of job `jobId`'s calls (only an explicit cancel or the deadline may end a call
+   * `cancelled`; a lost run lock is not a cancel). A call BullMQ removed before any worker took it ends
+   * `cancelled` with executed `no`. A call already running is cancelled on its worker, which aborts the
+   * MCP request (notifications/cancelled) and reports `cancelled` with executed `unknown`, or the real
+   * result when the server answered first; its outcome arrives like any other. Returns the number of
+   * calls removed before they ran.
    */
-  async cancel(jobId: string): Promise<number> {
-    let removed = 0;
-    for (const entry of [...this.pending.values()].filter((candidate) => candidate.request.jobId === jobId)) {
-      if (await this.removeIfNotStarted(entry)) {
-        removed += 1;
+  async cancel(jobId: string, reason = 'the job was cancelled'): Promise<number> {
+    const entries = [...this.pending.values()].filter((candidate) => candidate.request.jobId === jobId);
+    // Workers hear the cancel first, so a call one of them takes while we remove the others is refused
+    // before it is sent instead of running (one by one, removal would chase a fast worker down the queue).
+    await Promise.all(entries.map((entry) => this.requestCancel(entry, reason)));
+    const removed = await Promise.all(entries.map((entry) => this.removeIfNotStarted(entry)));
+    entries.forEach((entry, index) => {
+      if (removed[index]) {
         this.settle(
           entry,
           localOutcome(entry.data, 'cancelled', 'The job was cancelled before this call ran.'),
         );
       }
+    });
+    return removed.filter(Boolean).length;
+  }
+
+  /** Asks whichever worker runs the call to abort it (one PUBLISH on the deployment's cancel channel). */
+  private async requestCancel(entry: Pending, reason: string): Promise<void> {
+    const request: ToolCallCancel = { queue: entry.queue.name, id: entry.bullId, reason };
+    try {
+      await this.options.redis.publish(redisKeys.cancels(this.options.prefix), JSON.stringify(request));
+    } catch (error) {
+      // The call then finishes on its own, with its real outcome.
+      this.options.onError?.(error);
     }
-    return removed;
   }
 
   /** Queue depth of one server, for operators (GET /v1/servers, metrics). */
@@ -340,9 +360,9 @@ export class ToolCallDispatcher {
     const state = await entry.queue.getJobState(entry.bullId);
     if (!NOT_STARTED_STATES.has(state)) return false;
     try {
-      // remove() refuses a job a worker holds the lock of, so a call that just started is never lost.
-      await entry.queue.remove(entry.bullId);
-      return (await entry.queue.getJobState(entry.bullId)) === 'unknown';
+      // remove() refuses (returns 0) a job a worker holds the lock of: a call that just started is
+      // never reported as not run. 1 means BullMQ removed it before any worker took it.
+      return (await entry.queue.remove(entry.bullId)) === 1;
     } catch {
       return false;
     }

@@ -2,8 +2,8 @@ import { type Attributes, type Span, SpanKind, SpanStatusCode, trace } from '@op
 import {
   contextFrom,
   type ServerConfig,
+  type StoredToolCallOutcome,
   type ToolCallJob,
-  type ToolCallOutcome,
 } from '@switchyard/contracts';
 
 const tracer = trace.getTracer('switchyard-tool-worker');
@@ -16,8 +16,8 @@ export function inConsumerSpan(
   queue: string,
   bullJobId: string | undefined,
   call: ToolCallJob,
-  work: (span: Span) => Promise<ToolCallOutcome>,
-): Promise<ToolCallOutcome> {
+  work: (span: Span) => Promise<StoredToolCallOutcome>,
+): Promise<StoredToolCallOutcome> {
   const attributes: Attributes = {
     'messaging.system': 'bullmq',
     'messaging.operation.type': 'process',
@@ -75,7 +75,7 @@ export function inMcpCallSpan<T>(
   });
 }
 
-export function recordOutcome(span: Span, outcome: ToolCallOutcome): void {
+export function recordOutcome(span: Span, outcome: StoredToolCallOutcome): void {
   span.setAttributes({
     'switchyard.outcome.status': outcome.status,
     'switchyard.outcome.executed': outcome.executed,

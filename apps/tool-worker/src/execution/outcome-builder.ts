@@ -2,8 +2,9 @@ import {
   EXECUTED_BY_STATUS,
   type Executed,
   type OutcomeStatus,
+  type StoredToolCallOutcome,
+  storedOutcome,
   type ToolCallJob,
-  type ToolCallOutcome,
   traceIdOf,
 } from '@switchyard/contracts';
 
@@ -12,25 +13,28 @@ export interface CallTiming {
   sentAt?: number;
 }
 
-/** Builds the one outcome a call ends with, with the bookkeeping fields DESIGN §5 asks for. */
+/**
+ * Builds the one outcome a call ends with, with the bookkeeping fields DESIGN §5 asks for, in its
+ * stored form: `text` only when it says more than the content (a result's text is not stored twice).
+ */
 export function buildOutcome(
   call: ToolCallJob,
   workerId: string,
   timing: CallTiming,
   fields: {
     status: OutcomeStatus;
-    text: string;
+    text?: string;
     attempts: number;
     executed?: Executed;
     error?: string;
-    content?: ToolCallOutcome['content'];
+    content?: StoredToolCallOutcome['content'];
     structuredContent?: Record<string, unknown>;
     truncated?: boolean;
   },
-): ToolCallOutcome {
+): StoredToolCallOutcome {
   const finishedAt = Date.now();
   const traceId = traceIdOf(call.trace);
-  return {
+  return storedOutcome({
     status: fields.status,
     executed: fields.executed ?? EXECUTED_BY_STATUS[fields.status],
     attempts: fields.attempts,
@@ -42,11 +46,11 @@ export function buildOutcome(
     queuedMs: Math.max(0, timing.pickedUpAt - call.enqueuedAt),
     runMs: timing.sentAt ? finishedAt - timing.sentAt : 0,
     ...(traceId ? { traceId } : {}),
-    text: fields.text,
+    ...(fields.text !== undefined ? { text: fields.text } : {}),
     content: fields.content ?? [],
     ...(fields.structuredContent ? { structuredContent: fields.structuredContent } : {}),
     truncated: fields.truncated ?? false,
     ...(fields.error ? { error: fields.error } : {}),
     finishedAt,
-  };
+  });
 }

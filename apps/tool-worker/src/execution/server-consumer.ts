@@ -2,7 +2,7 @@ import {
   type ArgumentValidator,
   redisKeys,
   type ServerConfig,
-  type ToolCallOutcome,
+  type StoredToolCallOutcome,
   toolQueueName,
   type WorkerSettings,
 } from '@switchyard/contracts';
@@ -10,6 +10,8 @@ import { type Job, Queue, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Logger } from '../runtime/logger.ts';
 import type { ManagedSession } from '../sessions/managed-session.ts';
+import { CallAbort, InFlightCalls } from './in-flight-calls.ts';
+import { JobFence } from './job-fence.ts';
 import { createToolCallProcessor } from './tool-call-processor.ts';
 
 /** Outcomes stream entries are small pointers plus the outcome; keep roughly this many. */
@@ -28,7 +30,7 @@ export interface ConsumerDeps {
   workerId: string;
   log: Logger;
   /** Every outcome this consumer settles (metrics). */
-  onOutcome: (outcome: ToolCallOutcome) => void;
+  onOutcome: (outcome: StoredToolCallOutcome) => void;
 }
 
 /**
@@ -37,15 +39,29 @@ export interface ConsumerDeps {
  * whose session is ready.
  */
 export class ServerConsumer {
-  private readonly worker: Worker<unknown, ToolCallOutcome>;
+  private readonly worker: Worker<unknown, StoredToolCallOutcome>;
   private readonly queue: Queue;
+  private readonly inFlight = new InFlightCalls();
+  private readonly fence: JobFence;
   private running = false;
+  readonly queueName: string;
 
   constructor(private readonly deps: ConsumerDeps) {
     const { server, config, settings, prefix, redis, workerId } = deps;
     const queueName = toolQueueName(server);
+    this.queueName = queueName;
     this.queue = new Queue(queueName, { connection: redis, prefix });
-    this.worker = new Worker<unknown, ToolCallOutcome>(queueName, createToolCallProcessor(deps), {
+    this.fence = new JobFence(
+      redis,
+      {
+        jobKey: (id) => this.queue.toKey(id),
+        active: this.queue.toKey('active'),
+        stalled: this.queue.toKey('stalled'),
+      },
+      settings.lockDurationMs,
+    );
+    const processor = createToolCallProcessor({ ...deps, fence: this.fence, inFlight: this.inFlight });
+    this.worker = new Worker<unknown, StoredToolCallOutcome>(queueName, processor, {
       connection: redis,
       prefix,
       name: workerId,
@@ -65,6 +81,10 @@ export class ServerConsumer {
     });
     this.worker.on('failed', (job, error) => {
       if (job && job.attemptsMade >= (job.opts.attempts ?? 1)) void this.notifyFailure(job, error);
+    });
+    // BullMQ only reports a failed renewal; the call it belongs to is ours to stop.
+    this.worker.on('lockRenewalFailed', (ids) => {
+      for (const id of ids) void this.onLockLost(id);
     });
     this.worker.on('error', (error) => deps.log.error({ server, err: error }, 'BullMQ worker error'));
     deps.session.on('state', (state) => void this.follow(state === 'ready'));
@@ -92,8 +112,32 @@ export class ServerConsumer {
     }
   }
 
+  /**
+   * A renewal failed: after a Redis pause the lock may merely have expired with the job still ours
+   * (then it is taken back); if the job went to another worker, the MCP request is aborted
+   * (notifications/cancelled) and no outcome will be recorded for it.
+   */
+  private async onLockLost(id: string): Promise<void> {
+    const call = this.inFlight.get(id);
+    if (!call) return;
+    const held = await this.fence.hold(call.job, call.token).catch(() => false);
+    if (held) {
+      this.deps.log.info({ server: this.deps.server, bull_job_id: id }, 'expired lock taken back');
+      return;
+    }
+    this.deps.log.warn({ server: this.deps.server, bull_job_id: id }, 'lock lost: aborting the call');
+    this.inFlight.abort(id, new CallAbort('lock_lost', 'the job lock was lost'));
+  }
+
+  /** An explicit cancel of a call (from the orchestrator): aborts it if it runs here. */
+  cancel(id: string, reason: string): boolean {
+    const running = this.inFlight.cancel(id, reason);
+    if (running) this.deps.log.info({ server: this.deps.server, bull_job_id: id, reason }, 'cancelling call');
+    return running;
+  }
+
   /** Tells waiting orchestrators; the outcome itself is already durable as the job's return value. */
-  private async notify(job: Job, outcome: ToolCallOutcome): Promise<void> {
+  private async notify(job: Job, outcome: StoredToolCallOutcome): Promise<void> {
     await this.publish(job, { outcome: JSON.stringify(outcome) });
   }
 

@@ -1,12 +1,14 @@
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import {
   type ArgumentValidator,
   carrierFrom,
   isIdempotent,
+  OUTCOME_DETAIL_BYTES,
   type ServerConfig,
+  type StoredToolCallOutcome,
   safeJson,
   type ToolCallJob,
   ToolCallJobSchema,
-  type ToolCallOutcome,
   type TraceCarrier,
   toolQueueName,
 } from '@switchyard/contracts';
@@ -15,8 +17,10 @@ import type { Logger } from '../runtime/logger.ts';
 import type { ManagedSession } from '../sessions/managed-session.ts';
 import { classifyCallError } from './call-errors.ts';
 import { inConsumerSpan, inMcpCallSpan } from './call-spans.ts';
+import { CallAbort, type InFlightCalls } from './in-flight-calls.ts';
+import type { JobFence } from './job-fence.ts';
 import { buildOutcome, type CallTiming } from './outcome-builder.ts';
-import { capResult, textForModel } from './result-cap.ts';
+import { capResult, cutToEncodedBytes, jsonDepthExceeds } from './result-cap.ts';
 
 /** Job progress doubles as the at-most-once marker: it is written before a non-idempotent call is sent. */
 interface DispatchMarker {
@@ -35,6 +39,25 @@ export class RetryableCallError extends Error {
   override name = 'RetryableCallError';
 }
 
+/**
+ * Thrown when the job is no longer this worker's: BullMQ treats a DelayedError as "the processor moved
+ * the job itself", so it neither fails nor completes it; its new owner settles it.
+ */
+export class LockLostError extends DelayedError {
+  override name = 'LockLostError';
+}
+
+/** The fenced marker found another worker's marker: the call was sent by someone else. */
+class AlreadySentError extends Error {
+  override name = 'AlreadySentError';
+}
+
+/**
+ * Deeper results are refused as protocol errors: they are the server's answer (the call ran), but
+ * walking them blows the stack of every JSON consumer downstream (and PostgreSQL's jsonb).
+ */
+const MAX_RESULT_DEPTH = 256;
+
 /** How long a picked-up call waits before another look when this worker's session is not ready. */
 const NOT_READY_REDELIVERY_MS = 250;
 
@@ -45,6 +68,8 @@ export interface ProcessorDeps {
   validator: ArgumentValidator;
   workerId: string;
   log: Logger;
+  fence: JobFence;
+  inFlight: InFlightCalls;
 }
 
 /**
@@ -53,27 +78,41 @@ export interface ProcessorDeps {
  * call that was never sent back on the queue.
  */
 export function createToolCallProcessor(deps: ProcessorDeps) {
-  const { server, config, session, validator, workerId } = deps;
+  const { server, config, session, validator, workerId, fence } = deps;
 
-  async function processToolCall(job: Job, token?: string, signal?: AbortSignal): Promise<ToolCallOutcome> {
+  async function processToolCall(job: Job, token?: string): Promise<StoredToolCallOutcome> {
     const timing: CallTiming = { pickedUpAt: Date.now() };
     const parsed = ToolCallJobSchema.safeParse(job.data);
     if (!parsed.success) {
       return malformedJobOutcome(job, server, workerId, parsed.error.message, timing);
     }
     const call = parsed.data;
-    return inConsumerSpan(toolQueueName(server), job.id, call, () =>
-      settle(job, call, timing, token, signal),
-    );
+    const lockToken = token ?? '';
+    const inFlight = deps.inFlight.register(job, lockToken);
+    try {
+      return await inConsumerSpan(toolQueueName(server), job.id, call, () =>
+        settle(job, call, timing, token, lockToken, inFlight),
+      );
+    } finally {
+      deps.inFlight.release(job, inFlight);
+    }
   }
 
+  /**
+   * The window that remains: a stall between the fenced marker (beforeSend) and the request being
+   * written. If this worker freezes exactly there past its lock, the next owner finds the marker and
+   * reports `indeterminate` (executed unknown) without sending; the frozen worker then sends once when
+   * it wakes, and cannot record anything (its lock is gone). So the call runs at most once and the
+   * outcome stays truthful: "may or may not have run" covers the late send.
+   */
   async function settle(
     job: Job,
     call: ToolCallJob,
     timing: CallTiming,
     token: string | undefined,
-    signal: AbortSignal | undefined,
-  ): Promise<ToolCallOutcome> {
+    lockToken: string,
+    inFlight: { controller: AbortController },
+  ): Promise<StoredToolCallOutcome> {
     // trace_id and span_id come from the active span (see runtime/logger.ts).
     const log = deps.log.child({
       server,
@@ -82,6 +121,7 @@ export function createToolCallProcessor(deps: ProcessorDeps) {
       tool_call_id: call.toolCallId,
       bull_job_id: job.id,
     });
+    log.debug({ attemptsStarted: job.attemptsStarted }, 'tool call picked up');
     const previousAttempts = job.attemptsMade;
     const marker = dispatchMarker(job.progress);
     const annotations = session.tool(call.tool)?.annotations;
@@ -134,20 +174,38 @@ export function createToolCallProcessor(deps: ProcessorDeps) {
       });
     }
 
-    if (!idempotent) {
-      await job.updateProgress({ dispatchedBy: workerId, dispatchedAt: Date.now() } satisfies DispatchMarker);
-    }
     const attempts = previousAttempts + 1;
     const lastAttempt = attempts >= (job.opts.attempts ?? 1);
-    timing.sentAt = Date.now();
-    log.debug({ attempts, idempotent }, 'tool call sent');
+    // A stall can happen anywhere; it is caught at the two points where it matters: right before the
+    // send (the fence) and before an outcome is recorded (the hold). Local time stands in for the lock's
+    // age: the clock keeps running while a process is frozen.
+    let lockSetAt: number | undefined = job.processedOn;
+    const beforeSend = async () => {
+      if (inFlight.controller.signal.aborted) throw inFlight.controller.signal.reason;
+      const askedAt = Date.now();
+      if (!idempotent || fence.mayHaveExpired(lockSetAt)) {
+        const marker = idempotent
+          ? undefined
+          : ({ dispatchedBy: workerId, dispatchedAt: askedAt } satisfies DispatchMarker);
+        const fenced = await fence.beforeSend(job, lockToken, marker);
+        if (fenced === 'lock_lost') throw new CallAbort('lock_lost', 'the job lock is no longer ours');
+        if (fenced === 'already_sent') throw new AlreadySentError();
+        lockSetAt = askedAt;
+      }
+      // Nothing may wait between here and the request being written: this is the remaining window
+      // (see the comment on settle's return below).
+      timing.sentAt = Date.now();
+      log.debug({ attempts, idempotent }, 'tool call sent');
+    };
+    let result: Awaited<ReturnType<ManagedSession['callTool']>>;
     try {
-      const result = await inMcpCallSpan(server, config, call.tool, attempts, (span) =>
+      result = await inMcpCallSpan(server, config, call.tool, attempts, (span) =>
         session
           .callTool(call.tool, call.arguments, {
             timeoutMs: config.timeoutMs,
             maxTotalTimeoutMs: config.maxTimeoutMs ?? config.timeoutMs * 4,
-            ...(signal ? { signal } : {}),
+            signal: inFlight.controller.signal,
+            beforeSend,
             // The MCP span's own context, so a server that traces parents its spans under this call.
             meta: traceMeta(carrierFrom()),
             // Asking for progress is what lets a long call's progress notifications extend its timeout.
@@ -171,34 +229,108 @@ export function createToolCallProcessor(deps: ProcessorDeps) {
             },
           ),
       );
+    } catch (error) {
+      return failed(error);
+    }
+    await holdOrLeave();
+    log.info(
+      { isError: result.isError === true, runMs: Date.now() - (timing.sentAt ?? 0) },
+      'tool call finished',
+    );
+    return answered(result);
+
+    /**
+     * Before an outcome is recorded: the job must still be ours. A lock that expired while Redis (or
+     * this worker) was paused is taken back if nobody took the job meanwhile, so a result this worker
+     * holds is kept; otherwise the next owner's `indeterminate` is the truth and nothing is recorded.
+     * BullMQ's own moveToCompleted also refuses a lock that is not ours ("Missing lock"), and the
+     * 'completed' event (our notification) only follows a successful move.
+     */
+    async function holdOrLeave(): Promise<void> {
+      if (inFlight.controller.signal.reason instanceof CallAbort) {
+        if (inFlight.controller.signal.reason.kind === 'lock_lost') leave('lock lost while the call ran');
+      }
+      // A non-idempotent call is always held (one round trip): if Redis pauses while it runs, its
+      // completion would otherwise reach Redis after the lock expired and the result be lost to an
+      // `indeterminate`. An idempotent call only when its lock may have expired: losing it costs a re-run.
+      if (idempotent && !fence.mayHaveExpired(lockSetAt)) return;
+      if (!(await fence.hold(job, lockToken))) leave('lock lost while the call ran');
+    }
+
+    function leave(reason: string): never {
+      log.warn({ reason, attempts }, 'job no longer ours: no outcome recorded');
+      throw new LockLostError(reason);
+    }
+
+    function answered(answer: CallToolResult): StoredToolCallOutcome {
+      // The server answered, so the call ran: a result we cannot store is a protocol error, never retried.
+      if (
+        jsonDepthExceeds(answer.structuredContent, MAX_RESULT_DEPTH) ||
+        jsonDepthExceeds(answer.content, MAX_RESULT_DEPTH)
+      ) {
+        return outcome({
+          status: 'failed',
+          executed: 'yes',
+          attempts,
+          text: `${server}/${call.tool} answered with a result nested deeper than ${MAX_RESULT_DEPTH} levels; it ran, but its result was discarded.`,
+          error: 'result_too_deep',
+        });
+      }
       // The server's bytes: text no store or model should choke on (NUL, lone surrogates) is replaced.
       const capped = capResult(
-        { content: safeJson(result.content), structuredContent: safeJson(result.structuredContent) },
+        { content: safeJson(answer.content), structuredContent: safeJson(answer.structuredContent) },
         config.maxResultBytes,
       );
-      log.info({ isError: result.isError === true, runMs: Date.now() - timing.sentAt }, 'tool call finished');
       return outcome({
-        status: result.isError ? 'tool_error' : 'ok',
+        status: answer.isError ? 'tool_error' : 'ok',
         attempts,
-        text: textForModel(capped),
         content: capped.content,
         ...(capped.structuredContent ? { structuredContent: capped.structuredContent } : {}),
         truncated: capped.truncated,
       });
-    } catch (error) {
-      const failure = classifyCallError(error, signal?.aborted === true);
-      log.warn(
-        { failure: failure.kind, err: failure.message, attempts, idempotent, lastAttempt },
-        'tool call failed',
-      );
+    }
+
+    async function failed(error: unknown): Promise<StoredToolCallOutcome> {
+      const abort = error instanceof CallAbort ? error : inFlight.controller.signal.reason;
+      if (abort instanceof CallAbort && abort.kind === 'lock_lost') {
+        if (timing.sentAt === undefined) {
+          log.warn({ attempts }, 'lock lost before the send: call not sent, no outcome recorded');
+          throw new LockLostError('lock lost before the send');
+        }
+        leave('lock lost while the call ran');
+      }
+      if (error instanceof AlreadySentError) {
+        log.warn({ attempts }, 'a marker appeared before the send: the call was sent by another worker');
+        return outcome({
+          status: 'indeterminate',
+          attempts,
+          text: `The call to ${server}/${call.tool} had already been sent by another worker, which was lost before it answered. It is not idempotent, so it was not run again; it may or may not have taken effect.`,
+          error: 'already dispatched',
+        });
+      }
+      if (timing.sentAt === undefined && abort instanceof CallAbort) {
+        return outcome({
+          status: 'cancelled',
+          executed: 'no',
+          attempts: previousAttempts,
+          text: `The call to ${server}/${call.tool} was cancelled before it was sent.`,
+          error: abort.message,
+        });
+      }
+      const failure = classifyCallError(error, abort instanceof CallAbort);
+      const detail = cutToEncodedBytes(failure.message, OUTCOME_DETAIL_BYTES);
+      log.warn({ failure: failure.kind, err: detail, attempts, idempotent, lastAttempt }, 'tool call failed');
       if (failure.kind === 'not_sent') {
         // Nothing reached the server, so even a non-idempotent call may go back on the queue.
-        if (!idempotent) await job.updateProgress({});
-        return putBack(job, token, log, failure.message);
+        if (!idempotent && timing.sentAt !== undefined && !(await fence.unmark(job, lockToken))) {
+          leave('lock lost before the call could go back on the queue');
+        }
+        return putBack(job, token, log, detail);
       }
+      await holdOrLeave();
       const retryable = failure.kind === 'timeout' || failure.kind === 'transport';
       if (idempotent && retryable && !lastAttempt) {
-        throw new RetryableCallError(`${server}/${call.tool} attempt ${attempts}: ${failure.message}`);
+        throw new RetryableCallError(`${server}/${call.tool} attempt ${attempts}: ${detail}`);
       }
       switch (failure.kind) {
         case 'timeout':
@@ -206,23 +338,23 @@ export function createToolCallProcessor(deps: ProcessorDeps) {
             status: 'timeout',
             attempts,
             text: `The call to ${server}/${call.tool} did not finish within ${config.timeoutMs} ms and was cancelled; it may or may not have taken effect.`,
-            error: failure.message,
+            error: detail,
           });
         case 'cancelled':
           return outcome({
             status: 'cancelled',
             executed: 'unknown',
             attempts,
-            text: `The call to ${server}/${call.tool} was cancelled while it ran.`,
-            error: failure.message,
+            text: `The call to ${server}/${call.tool} was cancelled while it ran; it may or may not have taken effect.`,
+            error: detail,
           });
         case 'invalid_params':
           return outcome({
             status: 'invalid_arguments',
             executed: 'no',
             attempts,
-            text: `Server ${server} rejected the arguments of ${call.tool}: ${failure.message}`,
-            error: failure.message,
+            text: `Server ${server} rejected the arguments of ${call.tool}: ${detail}`,
+            error: detail,
           });
         case 'unknown_tool':
           return outcome({
@@ -230,15 +362,15 @@ export function createToolCallProcessor(deps: ProcessorDeps) {
             executed: 'no',
             attempts,
             text: `Server ${server} does not know the tool "${call.tool}".`,
-            error: failure.message,
+            error: detail,
           });
         default:
           return outcome({
             status: 'failed',
             executed: 'unknown',
             attempts,
-            text: `The call to ${server}/${call.tool} failed: ${failure.message}`,
-            error: failure.message,
+            text: `The call to ${server}/${call.tool} failed: ${detail}`,
+            error: detail,
           });
       }
     }
@@ -266,7 +398,7 @@ function malformedJobOutcome(
   workerId: string,
   reason: string,
   timing: CallTiming,
-): ToolCallOutcome {
+): StoredToolCallOutcome {
   const data = (job.data ?? {}) as Partial<ToolCallJob>;
   return {
     status: 'failed',
@@ -282,7 +414,7 @@ function malformedJobOutcome(
     text: 'The tool call job was malformed and was not run.',
     content: [],
     truncated: false,
-    error: `malformed job data: ${reason}`.slice(0, 2000),
+    error: cutToEncodedBytes(`malformed job data: ${reason}`, OUTCOME_DETAIL_BYTES),
     finishedAt: timing.pickedUpAt,
   };
 }

@@ -1,4 +1,4 @@
-import { SESSION_STATES, type ToolCallOutcome } from '@switchyard/contracts';
+import { SESSION_STATES, type StoredToolCallOutcome } from '@switchyard/contracts';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { SessionPool } from '../sessions/session-pool.ts';
 
@@ -46,7 +46,7 @@ export class WorkerMetrics {
     });
   }
 
-  record(outcome: ToolCallOutcome): void {
+  record(outcome: StoredToolCallOutcome): void {
     this.calls.inc({ server: outcome.server, tool: outcome.tool, status: outcome.status });
     this.queueSeconds.observe({ server: outcome.server }, outcome.queuedMs / 1000);
     if (outcome.runMs > 0)

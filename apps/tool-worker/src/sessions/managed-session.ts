@@ -20,6 +20,11 @@ export interface CallOptions {
   signal?: AbortSignal;
   meta?: Record<string, string>;
   onprogress?: RequestOptions['onprogress'];
+  /**
+   * Runs once this call holds the session's in-flight slot, right before the request is written:
+   * the last moment to refuse sending (it throws), with no wait between it and the send.
+   */
+  beforeSend?: () => Promise<void>;
 }
 
 /** Raised when a call could not be sent because the session was not connected: it never ran. */
@@ -100,6 +105,8 @@ export class ManagedSession extends EventEmitter<SessionEvents> {
       if (!client || (this.state !== 'ready' && this.state !== 'degraded')) {
         throw new SessionNotReadyError(this.server, this.state);
       }
+      await options.beforeSend?.();
+      if (this.client !== client) throw new SessionNotReadyError(this.server, this.state);
       // client.request, not client.callTool: the SDK's client-side output-schema check would turn a
       // result the server did return (so the call ran) into an error that looks like bad arguments.
       return client.request(
@@ -244,6 +251,7 @@ export class ManagedSession extends EventEmitter<SessionEvents> {
     // A session busy with a call is not pinged: a ping would be a second request in flight,
     // and the call's own timeout already watches the connection.
     if (!client || !this.inFlight.tryAcquire()) return;
+    this.log.debug({ server: this.server }, 'ping sent');
     try {
       await client.ping({ timeout: this.config.health.pingTimeoutMs });
       this.pingFailures = 0;
