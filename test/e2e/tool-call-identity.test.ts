@@ -1,10 +1,9 @@
-import { join } from 'node:path';
 import { redisKeys } from '@switchyard/contracts';
 import { readLedger } from '@switchyard/example-mcp-servers/ledger';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Json } from '../support/api-client.ts';
 import { Deployment, TEAM_KEYS } from '../support/deployment.ts';
-import { EXAMPLE_SERVERS, tsxArgs } from '../support/paths.ts';
+import { exampleServerPath, tsxArgs } from '../support/paths.ts';
 
 /** Seconds the notes server takes to start: its tool list stays unpublished that long. */
 const STARTUP_SECONDS = 8;
@@ -29,7 +28,7 @@ describe('tool call identity', () => {
             '-c',
             `sleep ${STARTUP_SECONDS} && exec "$0" "$@"`,
             process.execPath,
-            ...tsxArgs(join(EXAMPLE_SERVERS, 'notes.ts')),
+            ...tsxArgs(exampleServerPath('notes')),
           ],
           env: { NOTES_LEDGER: `${dir}/notes.jsonl` },
         },
