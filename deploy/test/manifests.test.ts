@@ -368,7 +368,16 @@ describe('Dockerfiles', () => {
   const common = {
     repoRoot: REPO_ROOT,
     runtimeImage: 'node:24-bookworm-slim',
-    mustCopy: ['libs/contracts/dist', 'switchyard.yaml'],
+    mustCopy: ['switchyard.yaml'],
+  };
+  /** Every workspace lib an app depends on must reach the image compiled, or the app cannot start. */
+  const compiledLibsOf = (app: string): string[] => {
+    const manifest = JSON.parse(readFileSync(join(REPO_ROOT, 'apps', app, 'package.json'), 'utf8')) as {
+      dependencies: Record<string, string>;
+    };
+    return Object.keys(manifest.dependencies)
+      .filter((name) => name.startsWith('@switchyard/'))
+      .map((name) => `libs/${name.slice('@switchyard/'.length)}/dist`);
   };
   const read = (name: string) => readFileSync(join(DOCKER_DIR, name), 'utf8');
   const ignore = (name: string) => {
@@ -383,7 +392,7 @@ describe('Dockerfiles', () => {
     dockerignore: ignore('Dockerfile.orchestrator'),
     main: 'apps/orchestrator/dist/main.js',
     port: 3000,
-    mustCopy: [...common.mustCopy, 'apps/orchestrator/dist'],
+    mustCopy: [...common.mustCopy, ...compiledLibsOf('orchestrator'), 'apps/orchestrator/dist'],
     mustNotCopy: ['apps/tool-worker', 'examples'],
   };
   const worker: DockerfileExpectations = {
@@ -391,7 +400,12 @@ describe('Dockerfiles', () => {
     dockerignore: ignore('Dockerfile.tool-worker'),
     main: 'apps/tool-worker/dist/main.js',
     port: 9464,
-    mustCopy: [...common.mustCopy, 'apps/tool-worker/dist', 'examples/mcp-servers/dist'],
+    mustCopy: [
+      ...common.mustCopy,
+      ...compiledLibsOf('tool-worker'),
+      'apps/tool-worker/dist',
+      'examples/mcp-servers/dist',
+    ],
     mustNotCopy: ['apps/orchestrator'],
   };
 
