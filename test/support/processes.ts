@@ -131,12 +131,29 @@ export class TestProcess {
 }
 
 export function killAll(pids: number[]): void {
+  signalAll(pids, 'SIGKILL');
+}
+
+export function signalAll(pids: number[], signal: NodeJS.Signals): void {
   for (const pid of pids) {
     try {
-      process.kill(pid, 'SIGKILL');
+      process.kill(pid, signal);
     } catch {
       // already gone
     }
+  }
+}
+
+/**
+ * SIGSTOP `pids` for `ms`, then SIGCONT (also when interrupted): a GC pause or a frozen VM as the
+ * rest of the system sees it. The process keeps its sockets and its view of time jumps on waking.
+ */
+export async function freeze(pids: number[], ms: number): Promise<void> {
+  signalAll(pids, 'SIGSTOP');
+  try {
+    await new Promise((resolve) => setTimeout(resolve, ms));
+  } finally {
+    signalAll(pids, 'SIGCONT');
   }
 }
 

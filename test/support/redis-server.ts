@@ -15,6 +15,10 @@ export class DedicatedRedis {
   port = 0;
   restarts = 0;
 
+  get pid(): number | undefined {
+    return this.child?.pid;
+  }
+
   get url(): string {
     return `redis://127.0.0.1:${this.port}`;
   }
