@@ -28,6 +28,8 @@ export interface Freeze {
 export interface FaultRecord {
   kind: FaultKind;
   at: string;
+  /** How long injecting it took (a freeze lasts its duration; a replacement starts in the background). */
+  ms: number;
   /** Jobs not yet final when the fault began: a fault on an idle system proves little. */
   openJobs: number;
   detail: Record<string, unknown>;
@@ -42,6 +44,8 @@ export class Chaos {
   readonly freezes: Freeze[] = [];
   readonly records: FaultRecord[] = [];
   private replacements = 0;
+  /** Replacements of killed processes still starting: the schedule goes on meanwhile, as in production. */
+  private readonly starting: Promise<unknown>[] = [];
 
   constructor(
     private readonly cluster: FaultCluster,
@@ -50,7 +54,14 @@ export class Chaos {
   ) {}
 
   async inject(kind: FaultKind): Promise<void> {
-    const record: FaultRecord = { kind, at: new Date().toISOString(), openJobs: this.openJobs(), detail: {} };
+    const began = Date.now();
+    const record: FaultRecord = {
+      kind,
+      at: new Date(began).toISOString(),
+      ms: 0,
+      openJobs: this.openJobs(),
+      detail: {},
+    };
     this.records.push(record);
     this.cluster.notePidOwners();
     try {
@@ -58,7 +69,21 @@ export class Chaos {
     } catch (error) {
       record.detail = { error: (error as Error).message };
     }
+    record.ms = Date.now() - began;
     this.cluster.notePidOwners();
+  }
+
+  /** Waits for every replacement to be up; one that failed to start is reported on its fault. */
+  async replacementsStarted(): Promise<void> {
+    await Promise.all(this.starting);
+  }
+
+  private replace(record: Record<string, unknown>, start: () => Promise<unknown>): void {
+    this.starting.push(
+      start().catch((error: unknown) => {
+        record.error = `replacement did not start: ${(error as Error).message.slice(0, 300)}`;
+      }),
+    );
   }
 
   private run(kind: FaultKind): Promise<Record<string, unknown>> {
@@ -88,8 +113,9 @@ export class Chaos {
     const victim = this.random.pick(live);
     this.cluster.killed.add(victim.process);
     this.cluster.deployment.group.adopt(await victim.process.crash());
-    const replacement = await this.cluster.startWorker(`w-replacement-${++this.replacements}`);
-    return { victim: victim.id, replacement: replacement.id };
+    const detail = { victim: victim.id, replacement: `w-replacement-${++this.replacements}` };
+    this.replace(detail, () => this.cluster.startWorker(detail.replacement));
+    return detail;
   }
 
   private async killMcpServer() {
@@ -114,9 +140,9 @@ export class Chaos {
     const victim = this.random.pick(live);
     this.cluster.killed.add(victim.process);
     await victim.process.crash();
-    const replacement = `o-replacement-${++this.replacements}`;
-    await this.cluster.startOrchestrator(replacement);
-    return { victim: victim.process.name, replacement };
+    const detail = { victim: victim.process.name, replacement: `o-replacement-${++this.replacements}` };
+    this.replace(detail, () => this.cluster.startOrchestrator(detail.replacement));
+    return detail;
   }
 
   private async crashRedis() {

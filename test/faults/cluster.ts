@@ -20,7 +20,8 @@ export interface UnexpectedExit {
   code: number | null;
   signal: NodeJS.Signals | null;
   lastLogs: string[];
-  stderrTail: string;
+  /** The first line of stderr that names an error (an uncaught exception's message). */
+  stderrError: string | undefined;
 }
 
 const isRunning = (proc: TestProcess) => proc.child.exitCode === null && proc.child.signalCode === null;
@@ -77,8 +78,10 @@ export class FaultCluster {
   }
 
   async start(): Promise<void> {
-    await Promise.all(['w1', 'w2', 'w3'].map((id) => this.startWorker(id)));
-    await Promise.all(['o1', 'o2'].map((id) => this.startOrchestrator(id)));
+    await Promise.all([
+      ...['w1', 'w2', 'w3'].map((id) => this.startWorker(id)),
+      ...['o1', 'o2'].map((id) => this.startOrchestrator(id)),
+    ]);
   }
 
   async startWorker(id: string): Promise<WorkerHandle> {
@@ -100,6 +103,12 @@ export class FaultCluster {
 
   liveOrchestrators(): Orchestrator[] {
     return this.orchestrators.filter((orchestrator) => isRunning(orchestrator.process));
+  }
+
+  /** Resolves once every orchestrator replica has exited (replacements included): nothing can progress. */
+  async noOrchestratorLeft(): Promise<void> {
+    for (let live = this.liveOrchestrators(); live.length > 0; live = this.liveOrchestrators())
+      await Promise.all(live.map((orchestrator) => orchestrator.process.exited));
   }
 
   /** A client of the newest live replica, or undefined when none is left. */
@@ -125,7 +134,11 @@ export class FaultCluster {
         lastLogs: proc.logs
           .slice(-3)
           .map((log) => `${log.level} ${log.msg} ${JSON.stringify(log.err ?? '')}`),
-        stderrTail: proc.stderr.join('').slice(-600),
+        stderrError: proc.stderr
+          .join('')
+          .split('\n')
+          .find((line) => /\b\w*Error\b|error:/i.test(line))
+          ?.slice(0, 300),
       }));
   }
 

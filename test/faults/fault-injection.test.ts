@@ -7,11 +7,11 @@ import { DedicatedPostgres } from '../support/postgres-server.ts';
 import { signalAll } from '../support/processes.ts';
 import { SeededRandom } from '../support/random.ts';
 import { DedicatedRedis } from '../support/redis-server.ts';
-import { Chaos, type FaultKind } from './chaos.ts';
+import { Chaos, FAULT_KINDS, type FaultKind } from './chaos.ts';
 import { FaultCluster } from './cluster.ts';
 import { JobWatch, readJobs } from './job-watch.ts';
 import { type Evidence, type Finding, PROMISES, type RecordedCall } from './promises.ts';
-import { submitWorkload } from './workload.ts';
+import { planJobs, Submitter } from './workload.ts';
 
 /** How often each fault is injected; the order is shuffled by the seed. */
 const SCHEDULE: Record<FaultKind, number> = {
@@ -26,10 +26,16 @@ const SCHEDULE: Record<FaultKind, number> = {
 };
 /** After the last fault, how long every job gets to reach a final status on its own. */
 const SETTLE_MS = 150_000;
+/** Jobs submitted before the first fault; the rest arrive in waves, one before each fault. */
+const FIRST_WAVE = 24;
 
 const random = SeededRandom.fromEnv('FAULTS_SEED');
+/** FAULTS_KINDS=worker-freeze,redis-freeze narrows the schedule to some faults, e.g. while fixing one. */
+const kinds = selectedKinds(process.env.FAULTS_KINDS);
 const contention = CpuContention.wanted('FAULTS_CONTENTION');
-const reproduce = `FAULTS_SEED=${random.seed} FAULTS_CONTENTION=${contention ? 1 : 0}`;
+const reproduce = `FAULTS_SEED=${random.seed} FAULTS_CONTENTION=${contention ? 1 : 0}${
+  process.env.FAULTS_KINDS ? ` FAULTS_KINDS=${kinds.join(',')}` : ''
+}`;
 
 /**
  * Issue 8's fault-injection suite: a few thousand tool calls from many concurrent jobs while
@@ -44,15 +50,18 @@ describe('fault injection under mixed load', () => {
   const cpu = new CpuContention();
   let cluster: FaultCluster | undefined;
   let findings: Map<string, Finding> | undefined;
+  let setupMs = 0;
 
   beforeAll(async () => {
     console.info(
       `fault suite: seed ${random.seed}, contention ${contention ? 'on' : 'off'}; rerun: ${reproduce}`,
     );
+    const setupStart = performance.now();
     if (contention) await cpu.start();
     await Promise.all([redis.start(), postgres.start()]);
     cluster = new FaultCluster(redis, postgres);
     await cluster.start();
+    setupMs = Math.round(performance.now() - setupStart);
   }, 180_000);
 
   afterAll(async () => {
@@ -69,32 +78,39 @@ describe('fault injection under mixed load', () => {
   it('drives the workload through every fault', { timeout: 420_000 }, async () => {
     const live = cluster as FaultCluster;
     const started = Date.now();
-    const api = live.api();
-    if (!api) throw new Error('no orchestrator is running');
-    const workload = await submitWorkload(api);
-    const watch = new JobWatch(workload.ids, () => live.api());
+    const watch = new JobWatch(() => live.api());
+    const submitter = new Submitter(
+      () => live.api(),
+      (id) => watch.add(id),
+    );
     const chaos = new Chaos(live, random, () => watch.open);
 
-    const schedule = random.shuffle(
-      Object.entries(SCHEDULE).flatMap(([kind, count]) => Array<FaultKind>(count).fill(kind as FaultKind)),
-    );
+    // A steady stream of jobs, so every fault meets work in flight however fast the fleet drains it.
+    const jobs = random.shuffle(planJobs(`faults-${random.seed}-${started}`));
+    const schedule = random.shuffle(kinds.flatMap((kind) => Array<FaultKind>(SCHEDULE[kind]).fill(kind)));
+    const wave = Math.ceil((jobs.length - FIRST_WAVE) / schedule.length);
+    submitter.submit(jobs.splice(0, FIRST_WAVE));
+    await submitter.drained();
     for (const kind of schedule) {
       // When the next fault lands is part of the seeded schedule too.
-      await new Promise((resolve) => setTimeout(resolve, random.int(300, 2_000)));
+      await new Promise((resolve) => setTimeout(resolve, random.int(200, 1_200)));
+      submitter.submit(jobs.splice(0, wave));
       await chaos.inject(kind);
     }
     const chaosMs = Date.now() - started;
-    const open = await watch.settle(SETTLE_MS);
+    await Promise.all([submitter.drained(), chaos.replacementsStarted()]);
+    // Without any replica left nothing can finish: no point waiting out the whole settle time.
+    const open = await watch.settle(SETTLE_MS, live.noOrchestratorLeft());
 
     live.notePidOwners();
-    const { jobs, source } = await readJobs(workload.ids, live.api(), {
+    const { jobs: final, source } = await readJobs(submitter.ids, live.api(), {
       url: postgres.url,
       schema: live.deployment.schema,
     });
     const evidence: Evidence = {
-      jobs,
+      jobs: final,
       open,
-      planned: workload.planned,
+      planned: submitter.planned,
       notes: readLedger(live.deployment.path('notes.jsonl')),
       serial: recordedIntervals(live.deployment.path('serial.jsonl')) as RecordedCall[],
       pair: recordedIntervals(live.deployment.path('pair.jsonl')) as RecordedCall[],
@@ -104,15 +120,18 @@ describe('fault injection under mixed load', () => {
     };
     findings = new Map(PROMISES.map(({ name, check }) => [name, check(evidence)]));
 
-    const outcomes = jobs.flatMap((job: Json) => job.toolCalls ?? []).map((call: Json) => call.outcome);
+    const outcomes = final.flatMap((job: Json) => job.toolCalls ?? []).map((call: Json) => call.outcome);
     console.info(
       JSON.stringify({
         seed: random.seed,
         contention,
+        setupMs,
         chaosMs,
         totalMs: Date.now() - started,
         readFrom: source,
-        jobsByStatus: countBy(jobs.map((job: Json) => String(job.status))),
+        jobsByStatus: countBy(final.map((job: Json) => String(job.status))),
+        notSubmitted: submitter.failed.length,
+        openAtTheEnd: open.length,
         outcomesByStatus: countBy(outcomes.map((outcome: Json) => String(outcome?.status ?? 'none'))),
         faults: chaos.records.map((record) => ({
           ...record.detail,
@@ -134,7 +153,8 @@ describe('fault injection under mixed load', () => {
         console.info(`${name}: excused (frozen worker's own call)`, finding.excused);
     }
 
-    // The faults themselves must have happened, or the promises below prove nothing.
+    // Every job got in and the faults themselves happened, or the promises below prove little.
+    expect(submitter.failed, `jobs the API never accepted (${reproduce})`).toEqual([]);
     const failedFaults = chaos.records.filter(
       (record) => 'error' in record.detail || 'skipped' in record.detail,
     );
@@ -151,6 +171,15 @@ describe('fault injection under mixed load', () => {
   }
 });
 
+function selectedKinds(raw: string | undefined): FaultKind[] {
+  if (!raw) return [...FAULT_KINDS];
+  const chosen = raw.split(',').map((kind) => kind.trim());
+  const unknown = chosen.filter((kind) => !(FAULT_KINDS as readonly string[]).includes(kind));
+  if (unknown.length > 0)
+    throw new Error(`FAULTS_KINDS: unknown fault(s) ${unknown.join(', ')}; known: ${FAULT_KINDS.join(', ')}`);
+  return chosen as FaultKind[];
+}
+
 function countBy(values: string[]): Record<string, number> {
   const counts: Record<string, number> = {};
   for (const value of values) counts[value] = (counts[value] ?? 0) + 1;
@@ -159,5 +188,6 @@ function countBy(values: string[]): Record<string, number> {
 
 function diagnosis(name: string, finding: Finding): string {
   const excused = finding.excused ? `; ${finding.excused.count} excused (a frozen worker's own call)` : '';
-  return `BROKEN: ${name}: ${finding.broken} case(s)${excused}; rerun with ${reproduce}; examples:\n${JSON.stringify(finding.examples, null, 1)}`;
+  const divided = finding.breakdown ? `; by kind: ${JSON.stringify(finding.breakdown)}` : '';
+  return `BROKEN: ${name}: ${finding.broken} case(s)${excused}${divided}; rerun with ${reproduce}; examples:\n${JSON.stringify(finding.examples, null, 1)}`;
 }

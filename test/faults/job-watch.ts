@@ -11,25 +11,27 @@ const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  */
 export class JobWatch {
   readonly final = new Set<string>();
+  readonly ids: string[] = [];
   private stopped = false;
-  private readonly watchers: Promise<void>[];
+  private readonly watchers: Promise<void>[] = [];
 
-  constructor(
-    readonly ids: string[],
-    private readonly api: () => ApiClient | undefined,
-  ) {
-    this.watchers = ids.map((id) => this.follow(id));
+  constructor(private readonly api: () => ApiClient | undefined) {}
+
+  add(id: string): void {
+    this.ids.push(id);
+    this.watchers.push(this.follow(id));
   }
 
   get open(): number {
     return this.ids.length - this.final.size;
   }
 
-  /** Resolves when every job is final or `ms` passed; returns the ids still open. */
-  async settle(ms: number): Promise<string[]> {
+  /** Resolves when every job is final, `ms` passed or `hopeless` resolved; returns the ids still open. */
+  async settle(ms: number, hopeless: Promise<void>): Promise<string[]> {
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([
       Promise.all(this.watchers),
+      hopeless,
       new Promise((resolve) => {
         timer = setTimeout(resolve, ms);
       }),

@@ -15,7 +15,7 @@ export interface RecordedCall extends Interval {
 /** Everything the run left behind: what the API (or the database) says, and what the servers saw. */
 export interface Evidence {
   jobs: Json[];
-  /** Jobs whose stream never showed a final status before the deadline. */
+  /** Jobs whose event stream never showed a final status before the deadline (no replica, or not final). */
   open: string[];
   planned: Map<string, PlannedCall[]>;
   notes: LedgerRecord[];
@@ -28,6 +28,8 @@ export interface Evidence {
 
 export interface Finding {
   broken: number;
+  /** How the broken cases divide (e.g. by tool and outcome), when that helps to tell causes apart. */
+  breakdown?: Record<string, number>;
   examples: unknown[];
   /** Cases the promise allows (a frozen worker's own call still running), counted apart. */
   excused?: { count: number; examples: unknown[] };
@@ -66,11 +68,33 @@ function describe({ job, call, label }: CallRow, extra: Record<string, unknown> 
   };
 }
 
+/** A few examples, from as many different jobs as possible. */
+function examples(cases: unknown[]): unknown[] {
+  const jobOf = (item: unknown) => (item as { job?: unknown }).job;
+  const spread = cases.filter(
+    (item, index) => cases.findIndex((other) => jobOf(other) === jobOf(item)) === index,
+  );
+  return [...new Set([...spread, ...cases])].slice(0, EXAMPLES);
+}
+
+function breakdown(cases: unknown[]): Record<string, number> | undefined {
+  const counts: Record<string, number> = {};
+  for (const item of cases) {
+    const { tool, status, executed, jobStatus } = item as Record<string, unknown>;
+    if (tool === undefined) return undefined;
+    const key = `${tool} ${status}/${executed} in ${jobStatus} job`;
+    counts[key] = (counts[key] ?? 0) + 1;
+  }
+  return counts;
+}
+
 function report(broken: unknown[], excused?: unknown[]): Finding {
+  const divided = breakdown(broken);
   return {
     broken: broken.length,
-    examples: broken.slice(0, EXAMPLES),
-    ...(excused ? { excused: { count: excused.length, examples: excused.slice(0, EXAMPLES) } } : {}),
+    ...(divided && broken.length > 0 ? { breakdown: divided } : {}),
+    examples: examples(broken),
+    ...(excused ? { excused: { count: excused.length, examples: examples(excused) } } : {}),
   };
 }
 
@@ -96,22 +120,16 @@ function owner(evidence: Evidence, pid: unknown): string {
 }
 
 export function everyJobFinal(evidence: Evidence): Finding {
-  const notFinal = [
-    ...evidence.open.map((id) => {
-      const job = evidence.jobs.find((candidate) => candidate.id === id);
-      const settled = (job?.toolCalls ?? []).filter((call: Json) => call.outcome).length;
-      return {
-        job: id,
-        status: job?.status ?? 'unreadable',
-        planned: evidence.planned.get(id)?.length,
-        recorded: job?.toolCalls?.length,
-        settled,
-      };
-    }),
-    ...evidence.jobs
-      .filter((job) => !evidence.open.includes(job.id) && !FINAL.has(job.status))
-      .map((job) => ({ job: job.id, status: job.status, note: 'stream said final, record does not' })),
-  ];
+  const notFinal = evidence.jobs
+    .filter((job) => !FINAL.has(job.status))
+    .map((job) => ({
+      job: job.id,
+      status: job.status,
+      planned: evidence.planned.get(job.id)?.length,
+      recorded: job.toolCalls?.length,
+      settled: (job.toolCalls ?? []).filter((call: Json) => call.outcome).length,
+      followedToTheEnd: !evidence.open.includes(job.id),
+    }));
   return report(notFinal);
 }
 
