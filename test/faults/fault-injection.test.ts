@@ -62,7 +62,7 @@ describe('fault injection under mixed load', () => {
     cluster = new FaultCluster(redis, postgres);
     await cluster.start();
     setupMs = Math.round(performance.now() - setupStart);
-  }, 180_000);
+  }, 240_000);
 
   afterAll(async () => {
     // A run cut short may have left something frozen; nothing can be stopped cleanly while it is.

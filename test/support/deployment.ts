@@ -60,7 +60,11 @@ export class Deployment extends Fleet {
     this.databaseUrl = options.databaseUrl ?? DATABASE_URL;
   }
 
-  async startOrchestrator(id = `o${Math.random().toString(36).slice(2, 8)}`): Promise<Orchestrator> {
+  /** Starts a replica and waits for its "listening" line; `timeoutMs` only bounds a failure (slow on a loaded machine). */
+  async startOrchestrator(
+    id = `o${Math.random().toString(36).slice(2, 8)}`,
+    timeoutMs = 90_000,
+  ): Promise<Orchestrator> {
     const process = this.group.start(`orchestrator ${id}`, tsxArgs(ORCHESTRATOR_MAIN), {
       REDIS_URL: this.redisUrl,
       DATABASE_URL: this.databaseUrl,
@@ -76,7 +80,7 @@ export class Deployment extends Fleet {
     const listening = await process.waitFor(
       (log) => log.msg === 'orchestrator listening',
       `${id} to listen`,
-      60_000,
+      timeoutMs,
     );
     const url = `http://127.0.0.1:${listening.port}`;
     const orchestrator = {

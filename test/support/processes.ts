@@ -86,7 +86,7 @@ export class TestProcess {
         done();
         reject(
           new Error(
-            `${this.name}: timed out after ${timeoutMs} ms waiting for ${what}; stderr: ${this.stderr.join('').slice(-2000)}`,
+            `${this.name}: timed out after ${timeoutMs} ms waiting for ${what}; last output: ${this.lines.slice(-3).join(' | ').slice(-1500)}; stderr: ${this.stderr.join('').slice(-2000)}`,
           ),
         );
       }, timeoutMs);
