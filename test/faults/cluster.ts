@@ -24,6 +24,14 @@ export interface UnexpectedExit {
   stderrError: string | undefined;
 }
 
+/** The line of a crash's stderr that names the error: `Error: ...` first, else any line mentioning one. */
+function errorLine(stderr: string): string | undefined {
+  const lines = stderr.split('\n');
+  const line =
+    lines.find((text) => /^\s*(\w*Error|error): /.test(text)) ?? lines.find((text) => /error/i.test(text));
+  return line?.trim().slice(0, 300);
+}
+
 const isRunning = (proc: TestProcess) => proc.child.exitCode === null && proc.child.signalCode === null;
 
 /**
@@ -133,11 +141,7 @@ export class FaultCluster {
         lastLogs: proc.logs
           .slice(-3)
           .map((log) => `${log.level} ${log.msg} ${JSON.stringify(log.err ?? '')}`),
-        stderrError: proc.stderr
-          .join('')
-          .split('\n')
-          .find((line) => /\b\w*Error\b|error:/i.test(line))
-          ?.slice(0, 300),
+        stderrError: errorLine(proc.stderr.join('')),
       }));
   }
 

@@ -169,7 +169,11 @@ export function atMostOnce(evidence: Evidence): Finding {
     .filter(([, rows]) => rows.length > 1)
     .map(([label, rows]) => {
       const row = byLabel.get(label);
-      const ledger = { starts: rows.length, by: rows.map((start) => owner(evidence, start.pid)) };
+      const ledger = {
+        starts: rows.length,
+        by: rows.map((start) => owner(evidence, start.pid)),
+        at: rows.map((start) => start.time),
+      };
       return row ? describe(row, ledger) : { label, ...ledger };
     });
   return report(twice);
