@@ -136,6 +136,7 @@ describe('fault injection under mixed load', () => {
         faults: chaos.records.map((record) => ({
           ...record.detail,
           kind: record.kind,
+          ms: record.ms,
           openJobs: record.openJobs,
         })),
         faultsOnAnIdleSystem: chaos.records.filter((record) => record.openJobs === 0).length,
