@@ -10,7 +10,13 @@ import { DedicatedRedis } from '../support/redis-server.ts';
 import { Chaos, FAULT_KINDS, type FaultKind } from './chaos.ts';
 import { FaultCluster } from './cluster.ts';
 import { JobWatch, readJobs } from './job-watch.ts';
-import { type Evidence, type Finding, PROMISES, type RecordedCall } from './promises.ts';
+import {
+  type Evidence,
+  type Finding,
+  inFlightDuringFreezes,
+  PROMISES,
+  type RecordedCall,
+} from './promises.ts';
 import { planJobs, Submitter } from './workload.ts';
 
 /** How often each fault is injected; the order is shuffled by the seed. */
@@ -139,6 +145,7 @@ describe('fault injection under mixed load', () => {
           ms: record.ms,
           openJobs: record.openJobs,
         })),
+        inFlightOnFrozenWorkers: inFlightDuringFreezes(evidence),
         faultsOnAnIdleSystem: chaos.records.filter((record) => record.openJobs === 0).length,
         promises: Object.fromEntries(
           [...findings].map(([name, finding]) => [

@@ -5,6 +5,7 @@ import {
   concurrencyLimit,
   type Evidence,
   executedIsTruthful,
+  inFlightDuringFreezes,
   noUnaskedCancel,
   type RecordedCall,
 } from './promises.ts';
@@ -109,5 +110,24 @@ describe('fault suite promises', () => {
     expect(finding.examples[0]).toMatchObject({ started: { label: 'y' }, whileRunning: [{ label: 'x' }] });
     expect(finding.excused?.count).toBe(1);
     expect(finding.excused?.examples[0]).toMatchObject({ started: { label: 'next' } });
+  });
+
+  it('lists the calls a frozen worker’s servers were running during the freeze', () => {
+    const time = (ms: number) => new Date(ms).toISOString();
+    const frozen: Freeze = { workerId: 'w1', pod: true, serverPids: [101], from: 10_000, to: 15_000 };
+    const [report] = inFlightDuringFreezes(
+      evidence({
+        freezes: [frozen],
+        notes: [
+          { phase: 'start', text: 'finished-before', pid: 101, time: time(8_000) },
+          { phase: 'done', text: 'finished-before', pid: 101, time: time(9_000) },
+          { phase: 'start', text: 'held', pid: 101, time: time(9_500) },
+          { phase: 'done', text: 'held', pid: 101, time: time(15_500) },
+          { phase: 'start', text: 'other-worker', pid: 202, time: time(11_000) },
+        ],
+        serial: [{ label: 'long', start: 9_000, end: 12_000, pid: 101 }],
+      }),
+    );
+    expect(report).toMatchObject({ worker: 'w1', ms: 5_000, calls: ['held', 'long'] });
   });
 });

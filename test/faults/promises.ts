@@ -254,6 +254,36 @@ export function concurrencyLimit(evidence: Evidence, rows: RecordedCall[], limit
   return report(strict.map(describeOverlap), excused.map(describeOverlap));
 }
 
+/** The calls each frozen worker's MCP servers were running while it was frozen, by the ledgers. */
+export function inFlightDuringFreezes(evidence: Evidence) {
+  return evidence.freezes.map((frozen) => {
+    const mine = (pid: unknown) => frozen.serverPids.includes(Number(pid));
+    const at = (row: LedgerRecord) => Date.parse(String(row.time));
+    const notes = evidence.notes.filter(
+      (row) =>
+        row.phase === 'start' &&
+        mine(row.pid) &&
+        at(row) < frozen.to &&
+        !evidence.notes.some(
+          (done) =>
+            done.phase === 'done' &&
+            done.text === row.text &&
+            done.pid === row.pid &&
+            at(done) <= frozen.from,
+        ),
+    );
+    const recorded = [...evidence.serial, ...evidence.pair].filter(
+      (row) => mine(row.pid) && row.start < frozen.to && row.end > frozen.from,
+    );
+    return {
+      worker: frozen.workerId,
+      pod: frozen.pod,
+      ms: frozen.to - frozen.from,
+      calls: [...notes.map((row) => String(row.text)), ...recorded.map((row) => String(row.label))],
+    };
+  });
+}
+
 export function noUnexpectedExit(evidence: Evidence): Finding {
   return report(evidence.exits);
 }
