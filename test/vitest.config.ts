@@ -7,7 +7,9 @@ export default defineConfig({
     include: ['**/*.test.ts'],
     exclude: ['node_modules/**', 'bench/**'],
     testTimeout: 120_000,
-    hookTimeout: 60_000,
+    // Hooks wait for the processes' own log lines; this only bounds a failure. Starting a deployment
+    // took over 60 s on a 2-core machine whose cores were busy (npm test beside two busy loops).
+    hookTimeout: 180_000,
     // Suites spawn real worker and MCP server processes; on 2 cores they run one file at a time.
     fileParallelism: false,
   },

@@ -1,43 +1,191 @@
-import { redisKeys, WorkerHeartbeatSchema } from '@switchyard/contracts';
 import { readLedger } from '@switchyard/example-mcp-servers/ledger';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ApiClient, Json } from '../support/api-client.ts';
-import { Deployment, type Orchestrator } from '../support/deployment.ts';
-import { exampleServer } from '../support/fleet.ts';
-import { type Interval, recordedIntervals } from '../support/intervals.ts';
-import { killAll, type TestProcess } from '../support/processes.ts';
+import type { Json } from '../support/api-client.ts';
+import { CpuContention } from '../support/contention.ts';
+import { recordedIntervals } from '../support/intervals.ts';
+import { DedicatedPostgres } from '../support/postgres-server.ts';
+import { signalAll } from '../support/processes.ts';
+import { SeededRandom } from '../support/random.ts';
 import { DedicatedRedis } from '../support/redis-server.ts';
+import { Chaos, FAULT_KINDS, type FaultKind } from './chaos.ts';
+import { FaultCluster } from './cluster.ts';
+import { JobWatch, readJobs } from './job-watch.ts';
+import {
+  type Evidence,
+  type Finding,
+  inFlightDuringFreezes,
+  PROMISES,
+  type RecordedCall,
+} from './promises.ts';
+import { planJobs, Submitter } from './workload.ts';
 
-const BATCH_JOBS = 60;
-const CALLS_PER_BATCH = 50;
-const AGENT_JOBS = 12;
-const CHAOS_ACTIONS = 16;
+/** How often each fault is injected; the order is shuffled by the seed. */
+const SCHEDULE: Record<FaultKind, number> = {
+  'worker-kill': 2,
+  'mcp-server-kill': 2,
+  'orchestrator-kill': 2,
+  'redis-crash': 2,
+  'worker-freeze': 4,
+  'redis-freeze': 2,
+  'pg-terminate': 2,
+  'pg-restart': 2,
+};
+/** After the last fault, how long every job gets to reach a final status on its own. */
+const SETTLE_MS = 150_000;
+/** Jobs submitted before the first fault; the rest arrive in waves, one before each fault. */
+const FIRST_WAVE = 24;
 
-type Kind = 'serial' | 'pair' | 'note' | 'search';
-interface PlannedCall {
-  kind: Kind;
-  tool: string;
-  arguments: Record<string, unknown>;
-}
+const random = SeededRandom.fromEnv('FAULTS_SEED');
+/** FAULTS_KINDS=worker-freeze,redis-freeze narrows the schedule to some faults, e.g. while fixing one. */
+const kinds = selectedKinds(process.env.FAULTS_KINDS);
+const contention = CpuContention.wanted('FAULTS_CONTENTION');
+const reproduce = `FAULTS_SEED=${random.seed} FAULTS_CONTENTION=${contention ? 1 : 0}${
+  process.env.FAULTS_KINDS ? ` FAULTS_KINDS=${kinds.join(',')}` : ''
+}`;
 
-/** Call i of job j: a deterministic mix of idempotent and non-idempotent calls over four servers. */
-function plannedCall(job: number, index: number): PlannedCall {
-  const label = `j${job}-c${index}`;
-  switch ((job + index) % 4) {
-    case 0:
-      return { kind: 'serial', tool: 'rec-serial__record', arguments: { ms: 2, label } };
-    case 1:
-      return { kind: 'pair', tool: 'rec-pair__record', arguments: { ms: 4, label } };
-    case 2:
-      // Some writes are held open for a while, so a killed worker or server can catch one mid-call.
-      return {
-        kind: 'note',
-        tool: 'notes__add_note',
-        arguments: index % 8 === 2 ? { text: label, delayMs: 150 } : { text: label },
-      };
-    default:
-      return { kind: 'search', tool: 'search__search', arguments: { query: `queue ${index}` } };
+/**
+ * Issue 8's fault-injection suite: a few thousand tool calls from many concurrent jobs while
+ * workers, MCP servers and orchestrator replicas are killed, workers are frozen past their lock,
+ * the suite's own Redis is crashed and frozen and its own PostgreSQL loses every backend and
+ * restarts; optionally with a busy loop on every core. Each promise is its own test below, judged
+ * by the servers' own ledgers; a broken one prints how often and a few example calls.
+ */
+describe('fault injection under mixed load', () => {
+  const redis = new DedicatedRedis();
+  const postgres = new DedicatedPostgres();
+  const cpu = new CpuContention();
+  let cluster: FaultCluster | undefined;
+  let findings: Map<string, Finding> | undefined;
+  let setupMs = 0;
+
+  beforeAll(async () => {
+    console.info(
+      `fault suite: seed ${random.seed}, contention ${contention ? 'on' : 'off'}; rerun: ${reproduce}`,
+    );
+    const setupStart = performance.now();
+    if (contention) await cpu.start();
+    await Promise.all([redis.start(), postgres.start()]);
+    cluster = new FaultCluster(redis, postgres);
+    await cluster.start();
+    setupMs = Math.round(performance.now() - setupStart);
+  }, 240_000);
+
+  afterAll(async () => {
+    // A run cut short may have left something frozen; nothing can be stopped cleanly while it is.
+    const pids = cluster?.deployment.group.processes.map((proc) => proc.pid) ?? [];
+    signalAll([...pids, ...(redis.pid ? [redis.pid] : [])], 'SIGCONT');
+    await Promise.race([
+      cluster?.close().catch(() => undefined),
+      new Promise((resolve) => setTimeout(resolve, 30_000)),
+    ]);
+    await Promise.allSettled([redis.stop(), postgres.stop(), cpu.stop()]);
+  }, 120_000);
+
+  it('drives the workload through every fault', { timeout: 420_000 }, async () => {
+    const live = cluster as FaultCluster;
+    const started = Date.now();
+    const watch = new JobWatch(() => live.api());
+    const submitter = new Submitter(
+      () => live.api(),
+      (id) => watch.add(id),
+    );
+    const chaos = new Chaos(live, random, () => watch.open);
+
+    // A steady stream of jobs, so every fault meets work in flight however fast the fleet drains it.
+    const jobs = random.shuffle(planJobs(`faults-${random.seed}-${started}`));
+    const schedule = random.shuffle(kinds.flatMap((kind) => Array<FaultKind>(SCHEDULE[kind]).fill(kind)));
+    const wave = Math.ceil((jobs.length - FIRST_WAVE) / schedule.length);
+    submitter.submit(jobs.splice(0, FIRST_WAVE));
+    await submitter.drained();
+    for (const kind of schedule) {
+      // When the next fault lands is part of the seeded schedule too.
+      await new Promise((resolve) => setTimeout(resolve, random.int(200, 1_200)));
+      submitter.submit(jobs.splice(0, wave));
+      await chaos.inject(kind);
+    }
+    const chaosMs = Date.now() - started;
+    await Promise.all([submitter.drained(), chaos.replacementsStarted()]);
+    // Without any replica left nothing can finish: no point waiting out the whole settle time.
+    const open = await watch.settle(SETTLE_MS, live.noOrchestratorLeft());
+
+    live.notePidOwners();
+    const { jobs: final, source } = await readJobs(submitter.ids, live.api(), {
+      url: postgres.url,
+      schema: live.deployment.schema,
+    });
+    const evidence: Evidence = {
+      jobs: final,
+      open,
+      planned: submitter.planned,
+      notes: readLedger(live.deployment.path('notes.jsonl')),
+      serial: recordedIntervals(live.deployment.path('serial.jsonl')) as RecordedCall[],
+      pair: recordedIntervals(live.deployment.path('pair.jsonl')) as RecordedCall[],
+      freezes: chaos.freezes,
+      pidOwners: live.pidOwners,
+      exits: live.unexpectedExits(),
+    };
+    findings = new Map(PROMISES.map(({ name, check }) => [name, check(evidence)]));
+
+    const outcomes = final.flatMap((job: Json) => job.toolCalls ?? []).map((call: Json) => call.outcome);
+    console.info(
+      JSON.stringify({
+        seed: random.seed,
+        contention,
+        setupMs,
+        chaosMs,
+        totalMs: Date.now() - started,
+        readFrom: source,
+        jobsByStatus: countBy(final.map((job: Json) => String(job.status))),
+        notSubmitted: submitter.failed.length,
+        openAtTheEnd: open.length,
+        outcomesByStatus: countBy(outcomes.map((outcome: Json) => String(outcome?.status ?? 'none'))),
+        faults: chaos.records.map((record) => ({
+          ...record.detail,
+          kind: record.kind,
+          ms: record.ms,
+          openJobs: record.openJobs,
+        })),
+        inFlightOnFrozenWorkers: inFlightDuringFreezes(evidence),
+        faultsOnAnIdleSystem: chaos.records.filter((record) => record.openJobs === 0).length,
+        promises: Object.fromEntries(
+          [...findings].map(([name, finding]) => [
+            name,
+            finding.excused ? `${finding.broken} broken, ${finding.excused.count} excused` : finding.broken,
+          ]),
+        ),
+      }),
+    );
+    for (const [name, finding] of findings) {
+      if (finding.broken > 0) console.error(diagnosis(name, finding));
+      else if (finding.excused?.count)
+        console.info(`${name}: excused (frozen worker's own call)`, finding.excused);
+    }
+
+    // Every job got in and the faults themselves happened, or the promises below prove little.
+    expect(submitter.failed, `jobs the API never accepted (${reproduce})`).toEqual([]);
+    const failedFaults = chaos.records.filter(
+      (record) => 'error' in record.detail || 'skipped' in record.detail,
+    );
+    expect(failedFaults, `faults that could not be injected (${reproduce})`).toEqual([]);
+    expect(chaos.records.map((record) => record.kind).sort()).toEqual([...schedule].sort());
+  });
+
+  for (const { name } of PROMISES) {
+    it(name, () => {
+      const finding = findings?.get(name);
+      if (!finding) throw new Error(`the run did not finish, so this promise was not checked (${reproduce})`);
+      expect(finding.broken, diagnosis(name, finding)).toBe(0);
+    });
   }
+});
+
+function selectedKinds(raw: string | undefined): FaultKind[] {
+  if (!raw) return [...FAULT_KINDS];
+  const chosen = raw.split(',').map((kind) => kind.trim());
+  const unknown = chosen.filter((kind) => !(FAULT_KINDS as readonly string[]).includes(kind));
+  if (unknown.length > 0)
+    throw new Error(`FAULTS_KINDS: unknown fault(s) ${unknown.join(', ')}; known: ${FAULT_KINDS.join(', ')}`);
+  return chosen as FaultKind[];
 }
 
 function countBy(values: string[]): Record<string, number> {
@@ -46,236 +194,8 @@ function countBy(values: string[]): Record<string, number> {
   return counts;
 }
 
-/** The largest number of intervals that were open at one instant. */
-function maxConcurrent(intervals: Interval[]): number {
-  const edges = intervals.flatMap((row) => [
-    { at: row.start, delta: 1 },
-    { at: row.end, delta: -1 },
-  ]);
-  edges.sort((a, b) => a.at - b.at || a.delta - b.delta);
-  let open = 0;
-  let peak = 0;
-  for (const edge of edges) {
-    open += edge.delta;
-    peak = Math.max(peak, open);
-  }
-  return peak;
+function diagnosis(name: string, finding: Finding): string {
+  const excused = finding.excused ? `; ${finding.excused.count} excused (a frozen worker's own call)` : '';
+  const divided = finding.breakdown ? `; by kind: ${JSON.stringify(finding.breakdown)}` : '';
+  return `BROKEN: ${name}: ${finding.broken} case(s)${excused}${divided}; rerun with ${reproduce}; examples:\n${JSON.stringify(finding.examples, null, 1)}`;
 }
-
-/**
- * Issue 5's fault-injection suite: a few thousand tool calls from many concurrent jobs while workers,
- * MCP server processes, an orchestrator replica and a dedicated Redis (AOF) are killed. Afterwards
- * every call has exactly one outcome, non-idempotent calls ran at most once and say so truthfully,
- * idempotent calls succeeded, servers never exceeded their concurrency and every job ended.
- */
-describe('fault injection under mixed load', () => {
-  const redis = new DedicatedRedis();
-  let deployment: Deployment;
-  const workers: TestProcess[] = [];
-  const orchestrators: Orchestrator[] = [];
-  const kills = { worker: 0, mcpServer: 0, orchestrator: 0, redis: 0 };
-
-  beforeAll(async () => {
-    await redis.start();
-    const fast = {
-      reconnect: { initialDelayMs: 100, maxDelayMs: 1_000 },
-      health: { pingIntervalMs: 500, pingTimeoutMs: 1_000, failureThreshold: 2 },
-      queueTimeoutMs: 300_000,
-      retry: { attempts: 6, backoffMs: 100 },
-    };
-    deployment = new Deployment(
-      'faults',
-      (dir) => ({
-        'rec-serial': exampleServer('recorder', {
-          env: { RECORDER_LEDGER: `${dir}/serial.jsonl` },
-          idempotent: ['record'],
-          ...fast,
-        }),
-        'rec-pair': exampleServer('recorder', {
-          env: { RECORDER_LEDGER: `${dir}/pair.jsonl` },
-          idempotent: ['record'],
-          concurrency: 2,
-          ...fast,
-        }),
-        notes: exampleServer('notes', { env: { NOTES_LEDGER: `${dir}/notes.jsonl` }, ...fast }),
-        search: exampleServer('search', { trusted: true, ...fast }),
-      }),
-      {
-        redisUrl: redis.url,
-        teams: { alpha: { apiKeys: ['alpha-key-0000000000000001'], maxConcurrentJobs: 500 } },
-        orchestrator: { agentRunConcurrency: 100 },
-      },
-    );
-    workers.push(...(await Promise.all(['w1', 'w2', 'w3'].map((id) => deployment.startWorker({ id })))));
-    orchestrators.push(...(await Promise.all(['o1', 'o2'].map((id) => deployment.startOrchestrator(id)))));
-  });
-
-  afterAll(async () => {
-    await deployment?.close().catch(() => undefined);
-    await redis.stop();
-  });
-
-  it('keeps every promise under load while processes and Redis are killed', {
-    timeout: 480_000,
-  }, async () => {
-    const api = (): ApiClient => (orchestrators.at(-1) as Orchestrator).api('alpha');
-    const planned = new Map<string, PlannedCall[]>();
-
-    // Submit: batches of 50 mixed calls, and agent jobs whose turns write notes and record.
-    const submissions = await Promise.all([
-      ...Array.from({ length: BATCH_JOBS }, async (_, job) => {
-        const calls = Array.from({ length: CALLS_PER_BATCH }, (_, index) => plannedCall(job, index));
-        const response = await api().submit({
-          kind: 'batch',
-          calls: calls.map(({ tool, arguments: args }) => ({ tool, arguments: args })),
-        });
-        expect(response.status, JSON.stringify(response.body)).toBe(201);
-        planned.set(response.body.id, calls);
-        return response.body.id as string;
-      }),
-      ...Array.from({ length: AGENT_JOBS }, async (_, agent) => {
-        const job = BATCH_JOBS + agent;
-        const turns = [0, 1, 2].map((turn) => [plannedCall(job, turn * 2), plannedCall(job, turn * 2 + 1)]);
-        const response = await api().submit({
-          kind: 'agent',
-          input: 'work through the faults',
-          model: {
-            provider: 'scripted',
-            script: [
-              ...turns.map((calls) => ({
-                toolCalls: calls.map(({ tool, arguments: args }) => ({ tool, arguments: args })),
-              })),
-              { final: 'done' },
-            ],
-          },
-        });
-        expect(response.status, JSON.stringify(response.body)).toBe(201);
-        planned.set(response.body.id, turns.flat());
-        return response.body.id as string;
-      }),
-    ]);
-
-    // Chaos: a fixed, shuffled sequence of kills while the work is in flight.
-    const kinds = ['worker', 'mcpServer', 'orchestrator', 'redis'] as const;
-    const actions = Array.from(
-      { length: CHAOS_ACTIONS },
-      (_, index) => kinds[index % kinds.length] as (typeof kinds)[number],
-    );
-    actions.sort(() => Math.random() - 0.5);
-    for (const action of actions) {
-      switch (action) {
-        case 'worker': {
-          const victim = workers.splice(Math.floor(Math.random() * workers.length), 1)[0] as TestProcess;
-          deployment.group.adopt(await victim.crash());
-          workers.push(await deployment.startWorker({ id: `w-replacement-${kills.worker}` }));
-          break;
-        }
-        case 'mcpServer': {
-          const beats = Object.values(
-            await deployment.redis.hgetall(redisKeys.workers(deployment.prefix)),
-          ).map((raw) => WorkerHeartbeatSchema.parse(JSON.parse(raw)));
-          const pids = beats.flatMap((beat) =>
-            Object.values(beat.sessions).flatMap((session) => (session.pid ? [session.pid] : [])),
-          );
-          killAll([pids[Math.floor(Math.random() * pids.length)] as number]);
-          break;
-        }
-        case 'orchestrator': {
-          const victim = orchestrators.splice(
-            Math.floor(Math.random() * orchestrators.length),
-            1,
-          )[0] as Orchestrator;
-          await victim.process.crash();
-          orchestrators.push(await deployment.startOrchestrator(`o-replacement-${kills.orchestrator}`));
-          break;
-        }
-        case 'redis':
-          await redis.crashAndRestart();
-          break;
-      }
-      kills[action] += 1;
-      // Let work progress between kills: wait for the next tool call to settle anywhere.
-      await api()
-        .events(
-          submissions[Math.floor(Math.random() * submissions.length)] as string,
-          (event) => event.event === 'tool_call.finished' || event.event === 'status',
-          30_000,
-        )
-        .catch(() => undefined);
-    }
-
-    // Every job reaches a final status (read through a live replica's event stream).
-    const jobs: Json[] = [];
-    for (const id of submissions) jobs.push(await api().finished(id, 240_000));
-
-    const outcomes = jobs.flatMap((job) => job.toolCalls.map((call: Json) => ({ job, call })));
-    const byStatus: Record<string, number> = {};
-    for (const { call } of outcomes)
-      byStatus[call.outcome?.status ?? 'none'] = (byStatus[call.outcome?.status ?? 'none'] ?? 0) + 1;
-    const noteStarts = new Map<string, number>();
-    for (const row of readLedger(deployment.path('notes.jsonl'))) {
-      if (row.phase === 'start')
-        noteStarts.set(String(row.text), (noteStarts.get(String(row.text)) ?? 0) + 1);
-    }
-    const serial = recordedIntervals(deployment.path('serial.jsonl'));
-    const pair = recordedIntervals(deployment.path('pair.jsonl'));
-    console.info(
-      JSON.stringify({
-        jobs: jobs.length,
-        calls: outcomes.length,
-        kills,
-        redisRestarts: redis.restarts,
-        outcomesByStatus: byStatus,
-        jobsByStatus: countBy(jobs.map((job) => String(job.status))),
-        executionsByLedger: {
-          notes: [...noteStarts.values()].reduce((a, b) => a + b, 0),
-          serial: serial.length,
-          pair: pair.length,
-        },
-        maxConcurrent: { 'rec-serial': maxConcurrent(serial), 'rec-pair': maxConcurrent(pair) },
-      }),
-    );
-
-    // Every job ended, and agent jobs finished their script.
-    for (const job of jobs) expect(['succeeded', 'failed', 'cancelled']).toContain(job.status);
-    expect(jobs.filter((job) => job.status !== 'succeeded').map((job) => [job.id, job.error])).toEqual([]);
-    // Every call has exactly one outcome: one record per planned call, each settled.
-    for (const job of jobs) {
-      const expected = planned.get(job.id) ?? [];
-      const diagnosis = JSON.stringify({
-        id: job.id,
-        result: job.result,
-        messages: job.messages?.map((message: Json) => [
-          message.role,
-          message.toolCalls?.length ?? 0,
-          message.toolCallId ?? '',
-        ]),
-        logs: deployment.group.processes
-          .flatMap((proc) => proc.logs.map((log): Json => ({ ...log, proc: proc.name })))
-          .filter((log) => log.job_id === job.id)
-          .map((log) => `${log.proc} ${log.msg} ${log.err ? JSON.stringify(log.err).slice(0, 300) : ''}`),
-      });
-      expect(job.toolCalls, diagnosis).toHaveLength(expected.length);
-      expect(new Set(job.toolCalls.map((call: Json) => call.id)).size).toBe(expected.length);
-      for (const call of job.toolCalls) expect(call.outcome, `${job.id}/${call.id}`).not.toBeNull();
-    }
-    // Non-idempotent writes ran at most once, and `executed` tells the truth about it.
-    for (const { call } of outcomes.filter(({ call }) => call.tool === 'notes__add_note')) {
-      const starts = noteStarts.get(String(call.arguments.text)) ?? 0;
-      expect(starts, `note ${call.arguments.text}`).toBeLessThanOrEqual(1);
-      if (call.outcome.executed === 'yes')
-        expect(starts, `note ${call.arguments.text} reported executed`).toBe(1);
-      if (call.outcome.executed === 'no')
-        expect(starts, `note ${call.arguments.text} reported not executed`).toBe(0);
-    }
-    // Idempotent calls all ended ok: every server came back.
-    const idempotentNotOk = outcomes
-      .filter(({ call }) => call.tool !== 'notes__add_note' && call.outcome.status !== 'ok')
-      .map(({ call }) => `${call.tool} ${call.outcome.status}: ${call.outcome.error}`);
-    expect(idempotentNotOk).toEqual([]);
-    // No server ever saw more calls at once than its concurrency.
-    expect(maxConcurrent(serial)).toBeLessThanOrEqual(1);
-    expect(maxConcurrent(pair)).toBeLessThanOrEqual(2);
-    expect(kills.worker + kills.mcpServer + kills.orchestrator + kills.redis).toBe(CHAOS_ACTIONS);
-  });
-});

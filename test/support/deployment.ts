@@ -29,6 +29,8 @@ export const FAST_ORCHESTRATOR_SETTINGS = { lockDurationMs: 2_000, stalledInterv
 export class Deployment extends Fleet {
   readonly schema = `sy_test_${randomUUID().replaceAll('-', '').slice(0, 12)}`;
   private readonly orchestrators: Orchestrator[] = [];
+  /** The PostgreSQL every replica uses (default: the machine's). */
+  readonly databaseUrl: string;
 
   constructor(
     label: string,
@@ -38,6 +40,7 @@ export class Deployment extends Fleet {
       orchestrator?: Record<string, unknown>;
       worker?: Record<string, number>;
       redisUrl?: string;
+      databaseUrl?: string;
     } = {},
   ) {
     super(
@@ -54,15 +57,20 @@ export class Deployment extends Fleet {
       },
       options.redisUrl,
     );
+    this.databaseUrl = options.databaseUrl ?? DATABASE_URL;
   }
 
-  async startOrchestrator(id = `o${Math.random().toString(36).slice(2, 8)}`): Promise<Orchestrator> {
+  /** Starts a replica and waits for its "listening" line; `timeoutMs` only bounds a failure (slow on a loaded machine). */
+  async startOrchestrator(
+    id = `o${Math.random().toString(36).slice(2, 8)}`,
+    timeoutMs = 90_000,
+  ): Promise<Orchestrator> {
     const process = this.group.start(
       `orchestrator ${id}`,
       tsxArgs(entryPoint('apps/orchestrator', 'main', this.runMode)),
       {
         REDIS_URL: this.redisUrl,
-        DATABASE_URL,
+        DATABASE_URL: this.databaseUrl,
         DATABASE_SCHEMA: this.schema,
         SWITCHYARD_CONFIG: this.configPath,
         SWITCHYARD_PREFIX: this.prefix,
@@ -76,7 +84,7 @@ export class Deployment extends Fleet {
     const listening = await process.waitFor(
       (log) => log.msg === 'orchestrator listening',
       `${id} to listen`,
-      60_000,
+      timeoutMs,
     );
     const url = `http://127.0.0.1:${listening.port}`;
     const orchestrator = {
@@ -97,7 +105,7 @@ export class Deployment extends Fleet {
 
   override async close(): Promise<void> {
     await super.close();
-    const client = new pg.Client({ connectionString: DATABASE_URL });
+    const client = new pg.Client({ connectionString: this.databaseUrl });
     await client.connect();
     try {
       await client.query(`DROP SCHEMA IF EXISTS ${this.schema} CASCADE`);

@@ -78,9 +78,13 @@ export class Fleet {
     return join(this.dir, name);
   }
 
-  /** Starts a worker process and waits until it consumes the queues of `waitFor` (default: all it serves). */
+  /**
+   * Starts a worker process and waits until it consumes the queues of `waitFor` (default: all it
+   * serves). The wait is for the worker's own log line; the generous limit only bounds a failure,
+   * since on a loaded 2-core machine a worker and its stdio servers take tens of seconds to load.
+   */
   async startWorker(
-    options: { servers?: string[]; waitFor?: string[]; id?: string } = {},
+    options: { servers?: string[]; waitFor?: string[]; id?: string; timeoutMs?: number } = {},
   ): Promise<TestProcess> {
     const id = options.id ?? `w${Math.random().toString(36).slice(2, 8)}`;
     const worker = this.group.start(
@@ -103,6 +107,7 @@ export class Fleet {
         worker.waitFor(
           (log) => log.msg === 'consuming queue' && log.server === server,
           `${id} consuming ${server}`,
+          options.timeoutMs ?? 90_000,
         ),
       ),
     );

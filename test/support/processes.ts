@@ -86,7 +86,7 @@ export class TestProcess {
         done();
         reject(
           new Error(
-            `${this.name}: timed out after ${timeoutMs} ms waiting for ${what}; stderr: ${this.stderr.join('').slice(-2000)}`,
+            `${this.name}: timed out after ${timeoutMs} ms waiting for ${what}; last output: ${this.lines.slice(-3).join(' | ').slice(-1500)}; stderr: ${this.stderr.join('').slice(-2000)}`,
           ),
         );
       }, timeoutMs);
@@ -131,12 +131,29 @@ export class TestProcess {
 }
 
 export function killAll(pids: number[]): void {
+  signalAll(pids, 'SIGKILL');
+}
+
+export function signalAll(pids: number[], signal: NodeJS.Signals): void {
   for (const pid of pids) {
     try {
-      process.kill(pid, 'SIGKILL');
+      process.kill(pid, signal);
     } catch {
       // already gone
     }
+  }
+}
+
+/**
+ * SIGSTOP `pids` for `ms`, then SIGCONT (also when interrupted): a GC pause or a frozen VM as the
+ * rest of the system sees it. The process keeps its sockets and its view of time jumps on waking.
+ */
+export async function freeze(pids: number[], ms: number): Promise<void> {
+  signalAll(pids, 'SIGSTOP');
+  try {
+    await new Promise((resolve) => setTimeout(resolve, ms));
+  } finally {
+    signalAll(pids, 'SIGCONT');
   }
 }
 

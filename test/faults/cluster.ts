@@ -1,0 +1,151 @@
+import type { ApiClient } from '../support/api-client.ts';
+import { Deployment, type Orchestrator } from '../support/deployment.ts';
+import { exampleServer } from '../support/fleet.ts';
+import type { DedicatedPostgres } from '../support/postgres-server.ts';
+import { descendants, type TestProcess } from '../support/processes.ts';
+import type { DedicatedRedis } from '../support/redis-server.ts';
+
+export const TEAM_KEY = 'alpha-key-0000000000000001';
+
+/** Short locks, so a worker frozen for a few seconds has lost its jobs by the time it wakes. */
+export const WORKER_SETTINGS = { lockDurationMs: 2_000, stalledIntervalMs: 1_000 };
+
+export interface WorkerHandle {
+  id: string;
+  process: TestProcess;
+}
+
+export interface UnexpectedExit {
+  name: string;
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  lastLogs: string[];
+  /** The first line of stderr that names an error (an uncaught exception's message). */
+  stderrError: string | undefined;
+}
+
+/** The line of a crash's stderr that names the error: `Error: ...` first, else any line mentioning one. */
+function errorLine(stderr: string): string | undefined {
+  const lines = stderr.split('\n');
+  const line =
+    lines.find((text) => /^\s*(\w*Error|error): /.test(text)) ?? lines.find((text) => /error/i.test(text));
+  return line?.trim().slice(0, 300);
+}
+
+const isRunning = (proc: TestProcess) => proc.child.exitCode === null && proc.child.signalCode === null;
+
+/**
+ * The fault suite's deployment on its own Redis and PostgreSQL: three workers, two orchestrator
+ * replicas, and the servers whose ledgers prove what ran. Knows which processes the suite itself
+ * killed, so any other exit is reported as unexpected.
+ */
+export class FaultCluster {
+  readonly deployment: Deployment;
+  readonly workers: WorkerHandle[] = [];
+  readonly orchestrators: Orchestrator[] = [];
+  /** Processes the suite killed on purpose. */
+  readonly killed = new Set<TestProcess>();
+  /** Which worker (id) an MCP server process (pid) belonged to, as last seen in the process table. */
+  readonly pidOwners = new Map<number, string>();
+
+  constructor(
+    readonly redis: DedicatedRedis,
+    readonly postgres: DedicatedPostgres,
+  ) {
+    const fast = {
+      reconnect: { initialDelayMs: 100, maxDelayMs: 1_000 },
+      health: { pingIntervalMs: 500, pingTimeoutMs: 1_000, failureThreshold: 2 },
+      queueTimeoutMs: 300_000,
+      retry: { attempts: 6, backoffMs: 100 },
+    };
+    this.deployment = new Deployment(
+      'faults',
+      (dir) => ({
+        'rec-serial': exampleServer('recorder', {
+          env: { RECORDER_LEDGER: `${dir}/serial.jsonl` },
+          idempotent: ['record'],
+          ...fast,
+        }),
+        'rec-pair': exampleServer('recorder', {
+          env: { RECORDER_LEDGER: `${dir}/pair.jsonl` },
+          idempotent: ['record'],
+          concurrency: 2,
+          ...fast,
+        }),
+        notes: exampleServer('notes', { env: { NOTES_LEDGER: `${dir}/notes.jsonl` }, ...fast }),
+        search: exampleServer('search', { trusted: true, ...fast }),
+      }),
+      {
+        redisUrl: redis.url,
+        databaseUrl: postgres.url,
+        teams: { alpha: { apiKeys: [TEAM_KEY], maxConcurrentJobs: 500 } },
+        orchestrator: { agentRunConcurrency: 100 },
+        worker: WORKER_SETTINGS,
+      },
+    );
+  }
+
+  /** Workers first, then replicas: started all at once on a loaded 2-core machine, some never got going. */
+  async start(): Promise<void> {
+    await Promise.all(['w1', 'w2', 'w3'].map((id) => this.startWorker(id)));
+    await Promise.all(['o1', 'o2'].map((id) => this.startOrchestrator(id)));
+  }
+
+  async startWorker(id: string): Promise<WorkerHandle> {
+    const worker = { id, process: await this.deployment.startWorker({ id }) };
+    this.workers.push(worker);
+    this.notePidOwners();
+    return worker;
+  }
+
+  async startOrchestrator(id: string): Promise<Orchestrator> {
+    const orchestrator = await this.deployment.startOrchestrator(id);
+    this.orchestrators.push(orchestrator);
+    return orchestrator;
+  }
+
+  liveWorkers(): WorkerHandle[] {
+    return this.workers.filter((worker) => isRunning(worker.process));
+  }
+
+  liveOrchestrators(): Orchestrator[] {
+    return this.orchestrators.filter((orchestrator) => isRunning(orchestrator.process));
+  }
+
+  /** Resolves once every orchestrator replica has exited (replacements included): nothing can progress. */
+  async noOrchestratorLeft(): Promise<void> {
+    for (let live = this.liveOrchestrators(); live.length > 0; live = this.liveOrchestrators())
+      await Promise.all(live.map((orchestrator) => orchestrator.process.exited));
+  }
+
+  /** A client of the newest live replica, or undefined when none is left. */
+  api(): ApiClient | undefined {
+    return this.liveOrchestrators().at(-1)?.api('alpha');
+  }
+
+  /** Remembers which worker owns each MCP server process now alive, to attribute ledger rows later. */
+  notePidOwners(): void {
+    for (const worker of this.liveWorkers()) {
+      for (const pid of descendants(worker.process.pid)) this.pidOwners.set(pid, worker.id);
+    }
+  }
+
+  /** Workers and orchestrators that exited although the suite never killed them. */
+  unexpectedExits(): UnexpectedExit[] {
+    return this.deployment.group.processes
+      .filter((proc) => !isRunning(proc) && !this.killed.has(proc))
+      .map((proc) => ({
+        name: proc.name,
+        code: proc.child.exitCode,
+        signal: proc.child.signalCode,
+        lastLogs: proc.logs
+          .slice(-3)
+          .map((log) => `${log.level} ${log.msg} ${JSON.stringify(log.err ?? '')}`),
+        stderrError: errorLine(proc.stderr.join('')),
+      }));
+  }
+
+  async close(): Promise<void> {
+    await this.deployment.close();
+  }
+}
