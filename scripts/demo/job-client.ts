@@ -1,3 +1,5 @@
+import { EventSourceParserStream } from 'eventsource-parser/stream';
+
 /** Just enough of the orchestrator API for the demo: submit, follow the event stream, read. */
 export class JobClient {
   constructor(
@@ -27,17 +29,11 @@ export class JobClient {
   ): Promise<void> {
     const response = await fetch(`${this.baseUrl}/v1/jobs/${id}/events`, { headers: this.headers() });
     if (!response.body) throw new Error(`no event stream for ${id}`);
-    const decoder = new TextDecoder();
-    let buffer = '';
-    for await (const chunk of response.body) {
-      buffer += decoder.decode(chunk as Uint8Array, { stream: true });
-      for (let end = buffer.indexOf('\n\n'); end >= 0; end = buffer.indexOf('\n\n')) {
-        const block = buffer.slice(0, end);
-        buffer = buffer.slice(end + 2);
-        const type = /^event: (.*)$/m.exec(block)?.[1];
-        const data = /^data: (.*)$/m.exec(block)?.[1];
-        if (type && data) onEvent(type, JSON.parse(data) as Record<string, unknown>);
-      }
+    const messages = response.body
+      .pipeThrough(new TextDecoderStream())
+      .pipeThrough(new EventSourceParserStream());
+    for await (const message of messages) {
+      if (message.event) onEvent(message.event, JSON.parse(message.data) as Record<string, unknown>);
     }
   }
 

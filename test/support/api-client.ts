@@ -1,3 +1,5 @@
+import { EventSourceParserStream } from 'eventsource-parser/stream';
+
 /** A small HTTP client for the orchestrator API, as a team would use it. */
 export interface ApiResponse<T = Record<string, unknown>> {
   status: number;
@@ -83,19 +85,18 @@ export class ApiClient {
       });
       if (response.status !== 200 || !response.body)
         throw new Error(`events of ${id}: HTTP ${response.status}`);
-      const decoder = new TextDecoder();
-      let buffer = '';
-      for await (const chunk of response.body) {
-        buffer += decoder.decode(chunk as Uint8Array, { stream: true });
-        let end = buffer.indexOf('\n\n');
-        while (end >= 0) {
-          const event = parseEvent(buffer.slice(0, end));
-          buffer = buffer.slice(end + 2);
-          end = buffer.indexOf('\n\n');
-          if (!event) continue;
-          events.push(event);
-          if (until(event)) return events;
-        }
+      const messages = response.body
+        .pipeThrough(new TextDecoderStream())
+        .pipeThrough(new EventSourceParserStream());
+      for await (const message of messages) {
+        if (!message.event) continue;
+        const event: SseEvent = {
+          id: Number(message.id),
+          event: message.event,
+          data: JSON.parse(message.data) as Record<string, unknown>,
+        };
+        events.push(event);
+        if (until(event)) return events;
       }
       return events;
     } catch (error) {
@@ -119,20 +120,4 @@ export class ApiClient {
 
 function isFinal(event: SseEvent): boolean {
   return event.event === 'status' && FINAL.has(String(event.data.status));
-}
-
-function parseEvent(block: string): SseEvent | undefined {
-  const fields: Record<string, string> = {};
-  for (const line of block.split('\n')) {
-    if (line.startsWith(':')) continue;
-    const colon = line.indexOf(':');
-    if (colon < 0) continue;
-    fields[line.slice(0, colon)] = line.slice(colon + 1).trimStart();
-  }
-  if (!fields.event || !fields.data) return undefined;
-  return {
-    id: Number(fields.id),
-    event: fields.event,
-    data: JSON.parse(fields.data) as Record<string, unknown>,
-  };
 }
