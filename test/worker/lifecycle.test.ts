@@ -72,6 +72,9 @@ describe('worker lifecycle and catalog', () => {
       arguments: { text: 'new tool works' },
     });
     expect(shiny).toMatchObject({ status: 'ok', text: 'new tool works' });
+    // Each test starts its own worker, so none depends on another having run first.
+    worker.child.kill('SIGTERM');
+    expect(await worker.exited).toBe(0);
   });
 
   it('refuses to start on a bad configuration, naming the key', async () => {
@@ -96,10 +99,9 @@ describe('worker lifecycle and catalog', () => {
   });
 
   it('on SIGTERM finishes the call in flight, closes its sessions and leaves no child process', async () => {
-    const worker = fleet.group.processes.find((proc) => proc.name === 'worker w-life');
-    if (!worker) throw new Error('worker w-life is not running');
+    const worker = await fleet.startWorker({ id: 'w-stop' });
     // The MCP server children, as the worker itself reports them (tsx's esbuild helper is not one).
-    const beat = await heartbeat('w-life');
+    const beat = await heartbeat('w-stop');
     const children = Object.values(beat?.sessions ?? {}).map((session) => session.pid as number);
     expect(children).toHaveLength(2);
     expect(children.every((pid) => descendants(worker.pid).includes(pid))).toBe(true);
@@ -119,9 +121,9 @@ describe('worker lifecycle and catalog', () => {
     worker.child.kill('SIGTERM');
 
     const outcome = await inFlight;
-    expect(outcome).toMatchObject({ status: 'ok', workerId: 'w-life' });
+    expect(outcome).toMatchObject({ status: 'ok', workerId: 'w-stop' });
     expect(await worker.exited).toBe(0);
     expect(children.filter(isAlive)).toEqual([]);
-    expect(await heartbeat('w-life')).toBeUndefined();
+    expect(await heartbeat('w-stop')).toBeUndefined();
   });
 });

@@ -58,7 +58,9 @@ describe('tool worker outcomes', () => {
   });
 
   it('ok carries the result, executed yes, timings and the worker id', async () => {
+    const before = Date.now();
     const outcome = await request('search', 'search', { query: 'BullMQ', limit: 2 });
+    const after = Date.now();
     expect(outcome).toMatchObject({
       status: 'ok',
       executed: 'yes',
@@ -69,8 +71,10 @@ describe('tool worker outcomes', () => {
     expect(outcome.workerId).toMatch(/^w/);
     expect(outcome.text.length).toBeGreaterThan(0);
     expect(outcome.structuredContent).toHaveProperty('hits');
-    expect(outcome.queuedMs).toBeGreaterThanOrEqual(0);
-    expect(outcome.runMs).toBeGreaterThanOrEqual(0);
+    // The timings describe this call: it finished while we waited, and waiting plus running fit inside it.
+    expect(outcome.finishedAt).toBeGreaterThanOrEqual(before);
+    expect(outcome.finishedAt).toBeLessThanOrEqual(after);
+    expect(outcome.queuedMs + outcome.runMs).toBeLessThanOrEqual(after - before);
   });
 
   it('tool_error for isError results, executed yes, not retried', async () => {
