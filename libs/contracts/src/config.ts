@@ -6,6 +6,9 @@ import { ConfigError, expandEnv, pathMatcher } from './env-expansion.ts';
 export const SERVER_NAME = /^[a-z][a-z0-9-]{0,30}$/;
 export const TEAM_NAME = /^[a-z][a-z0-9-]{0,62}$/;
 
+/** `maxTimeoutMs` defaults to this many per-attempt timeouts. */
+export const DEFAULT_MAX_TIMEOUT_FACTOR = 4;
+
 const toolNames = z.array(z.string().min(1)).default([]);
 
 /** Settings every transport shares: limits, retries, health and idempotency. */
@@ -14,7 +17,7 @@ const serverCommon = {
   concurrency: z.int().min(1).max(256).default(1),
   /** Per-attempt timeout of one tools/call. */
   timeoutMs: z.int().min(1).max(3_600_000).default(15_000),
-  /** Progress notifications extend the per-attempt timeout, but never past this. */
+  /** Progress notifications extend the per-attempt timeout, but never past this (default 4 × timeoutMs). */
   maxTimeoutMs: z
     .int()
     .min(1)
@@ -105,7 +108,12 @@ export const ServerConfigSchema = z
     if (server.maxTimeoutMs !== undefined && server.maxTimeoutMs < server.timeoutMs) {
       ctx.addIssue({ code: 'custom', path: ['maxTimeoutMs'], message: 'must be at least timeoutMs' });
     }
-  });
+  })
+  // Resolved here, once: code reads `maxTimeoutMs` and never restates the default.
+  .transform((server) => ({
+    ...server,
+    maxTimeoutMs: server.maxTimeoutMs ?? DEFAULT_MAX_TIMEOUT_FACTOR * server.timeoutMs,
+  }));
 
 export const TeamConfigSchema = z.strictObject({
   apiKeys: z.array(z.string().min(16, 'API keys must be at least 16 characters')).min(1),

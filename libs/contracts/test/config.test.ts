@@ -21,7 +21,7 @@ const errorOf = (fn: () => unknown): ConfigError => {
 };
 
 describe('config', () => {
-  it('applies the defaults of DESIGN §6', () => {
+  it('applies the defaults of docs/configuration.md', () => {
     const config = parseConfig({ servers: { docs: { command: 'node', args: ['docs.js'] } } });
     expect(config.servers.docs).toMatchObject({
       transport: 'stdio',
@@ -31,9 +31,21 @@ describe('config', () => {
       idempotent: [],
       nonIdempotent: [],
       handshakeTimeoutMs: 30_000,
+      maxTimeoutMs: 60_000,
     });
     expect(config.teams).toEqual({});
     expect(config.worker.heartbeatMs).toBe(2_000);
+  });
+
+  it('resolves maxTimeoutMs from the server's own timeoutMs unless it is given', () => {
+    const config = parseConfig({
+      servers: {
+        quick: { command: 'node', timeoutMs: 2_000 },
+        capped: { command: 'node', timeoutMs: 2_000, maxTimeoutMs: 5_000 },
+      },
+    });
+    expect(config.servers.quick?.maxTimeoutMs).toBe(8_000);
+    expect(config.servers.capped?.maxTimeoutMs).toBe(5_000);
   });
 
   it('infers http from a url and expands ${VAR} in headers', () => {

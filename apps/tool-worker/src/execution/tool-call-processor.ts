@@ -203,7 +203,7 @@ export function createToolCallProcessor(deps: ProcessorDeps) {
         session
           .callTool(call.tool, call.arguments, {
             timeoutMs: config.timeoutMs,
-            maxTotalTimeoutMs: config.maxTimeoutMs ?? config.timeoutMs * 4,
+            maxTotalTimeoutMs: config.maxTimeoutMs,
             signal: inFlight.controller.signal,
             beforeSend,
             // The MCP span's own context, so a server that traces parents its spans under this call.
