@@ -37,7 +37,7 @@ describe('config', () => {
     expect(config.worker.heartbeatMs).toBe(2_000);
   });
 
-  it('resolves maxTimeoutMs from the server's own timeoutMs unless it is given', () => {
+  it('resolves maxTimeoutMs from the own timeoutMs of a server unless it is given', () => {
     const config = parseConfig({
       servers: {
         quick: { command: 'node', timeoutMs: 2_000 },
