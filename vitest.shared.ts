@@ -3,7 +3,7 @@
  * condition (compiled consumers get "default", i.e. dist/). Vite replaces its default conditions when
  * given a list, so they are restated after ours (vite's DEFAULT_SERVER_CONDITIONS).
  */
-const conditions = ['@switchyard/source', 'module', 'node', 'development|production'];
+const conditions = ['@switchyard/source', 'node', 'development|production'];
 
 export const sourceResolution = {
   resolve: { conditions },
