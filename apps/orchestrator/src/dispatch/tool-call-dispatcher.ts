@@ -54,17 +54,19 @@ interface Pending {
   resolve: (outcome: ToolCallOutcome) => void;
   promise: Promise<ToolCallOutcome>;
   settled: boolean;
+  /** Set once the add has returned: before that, a missing job only means the add is still on its way. */
+  queued: boolean;
   cleanup: Array<() => void>;
 }
 
 const KEEP_COMPLETED_SECONDS = 24 * 3600;
 const RECONCILE_BATCH = 200;
+const NOT_STARTED_STATES = new Set(['waiting', 'delayed', 'prioritized', 'wait', 'paused']);
+
 /** A dispatcher step that failed in the background, named with its call. */
 export class DispatchError extends Error {
   override readonly name = 'DispatchError';
 }
-
-const NOT_STARTED_STATES = new Set(['waiting', 'delayed', 'prioritized', 'wait', 'paused']);
 
 /**
  * The producer side of the tool fleet (DESIGN §4 step 3): validates a call against the catalog, adds it
@@ -273,6 +275,7 @@ export class ToolCallDispatcher {
       resolve,
       promise,
       settled: false,
+      queued: false,
       cleanup: [],
     };
     this.pending.set(key, entry);
@@ -305,8 +308,8 @@ export class ToolCallDispatcher {
     } catch (error) {
       failure = (error as Error)?.message ?? String(error);
       this.report(entry, 'queue.add failed', error);
-      // The add may have reached Redis before it failed (a timeout): only a job known to be absent
-      // proves the call was never queued.
+      // The add may have reached Redis before it failed (e.g. the connection dropped after sending it):
+      // only a job known to be absent proves the call was never queued.
       queued = await this.probeQueued(entry);
     }
     if (!queued) {
@@ -314,6 +317,7 @@ export class ToolCallDispatcher {
       return;
     }
     // The call is queued and may run: from here on only its job, the deadline or a cancel settles it.
+    entry.queued = true;
     const untilDeadline = Math.max(0, entry.data.deadline - Date.now()) + 50;
     const timer = setTimeout(
       () => this.guard(entry, 'deadline check', this.onDeadline(entry)),
@@ -434,10 +438,12 @@ export class ToolCallDispatcher {
   private async reconcile(olderThanMs: number): Promise<void> {
     const cutoff = Date.now() - olderThanMs;
     const due = [...this.pending.entries()]
-      .filter(([, entry]) => entry.since < cutoff)
+      .filter(([, entry]) => entry.queued && entry.since < cutoff)
       .slice(0, RECONCILE_BATCH);
     for (const [key, entry] of due) {
-      await this.check(entry).catch((error: unknown) => this.options.onError?.(error));
+      // Past its deadline, the deadline step is repeated too, in case its own run failed on Redis.
+      const step = Date.now() > entry.data.deadline + 50 ? this.onDeadline(entry) : this.check(entry);
+      await step.catch((error: unknown) => this.report(entry, 'reconcile', error));
       if (!entry.settled && this.pending.delete(key)) this.pending.set(key, entry);
     }
   }
