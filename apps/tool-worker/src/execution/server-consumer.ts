@@ -109,7 +109,7 @@ export class ServerConsumer {
   private async follow(ready: boolean): Promise<void> {
     if (ready && !this.running) {
       this.running = true;
-      if (this.worker.isPaused()) this.worker.resume();
+      if (this.worker.isPaused()) await this.worker.resume();
       else if (!this.worker.isRunning()) {
         this.worker.run().catch((error: unknown) => this.deps.log.error({ err: error }, 'worker loop ended'));
       }
