@@ -14,6 +14,13 @@ import { readOrchestratorEnv } from './runtime/orchestrator-env.ts';
 async function main(): Promise<void> {
   const env = readOrchestratorEnv();
   const log = createLogger({ replicaId: env.replicaId });
+  // Every known background promise handles its errors; one that does not is a bug whose effects are
+  // unknown, so the process does not carry on in that state (Node's default), but says so in its log
+  // first. Peers take over: BullMQ hands its jobs on, and calls stay truthful through the job fence.
+  process.on('unhandledRejection', (reason) => {
+    log.fatal({ err: reason }, 'unhandled promise rejection: exiting');
+    process.exit(1);
+  });
   const config = loadConfig(env.configPath, process.env, { unusedSecrets: ORCHESTRATOR_UNUSED_SECRETS });
   const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config, env, log), {
     logger: new PinoNestLogger(log),

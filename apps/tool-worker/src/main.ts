@@ -9,6 +9,13 @@ import { ToolWorker } from './tool-worker.ts';
 async function main(): Promise<void> {
   const env = readWorkerEnv();
   const log = createLogger({ workerId: env.workerId });
+  // Every known background promise handles its errors; one that does not is a bug whose effects are
+  // unknown, so the process does not carry on in that state (Node's default), but says so in its log
+  // first. Peers take over: BullMQ hands its jobs on, and calls stay truthful through the job fence.
+  process.on('unhandledRejection', (reason) => {
+    log.fatal({ err: reason }, 'unhandled promise rejection: exiting');
+    process.exit(1);
+  });
   const config = loadConfig(env.configPath, process.env, { unusedSecrets: WORKER_UNUSED_SECRETS });
   const worker = new ToolWorker({ ...env, config, log });
   let signals = 0;

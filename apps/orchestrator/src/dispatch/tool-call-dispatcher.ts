@@ -13,6 +13,7 @@ import {
   type TraceCarrier,
   toolCallJobId,
   toolQueueName,
+  traceIdOf,
 } from '@switchyard/contracts';
 import { type Job, Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
@@ -53,12 +54,19 @@ interface Pending {
   resolve: (outcome: ToolCallOutcome) => void;
   promise: Promise<ToolCallOutcome>;
   settled: boolean;
+  /** Set once the add has returned: before that, a missing job only means the add is still on its way. */
+  queued: boolean;
   cleanup: Array<() => void>;
 }
 
 const KEEP_COMPLETED_SECONDS = 24 * 3600;
 const RECONCILE_BATCH = 200;
 const NOT_STARTED_STATES = new Set(['waiting', 'delayed', 'prioritized', 'wait', 'paused']);
+
+/** A dispatcher step that failed in the background, named with its call. */
+export class DispatchError extends Error {
+  override readonly name = 'DispatchError';
+}
 
 /**
  * The producer side of the tool fleet (DESIGN §4 step 3): validates a call against the catalog, adds it
@@ -82,7 +90,10 @@ export class ToolCallDispatcher {
   async start(): Promise<void> {
     await this.listener.start();
     const every = this.options.reconcileEveryMs ?? 5_000;
-    this.reconcileTimer = setInterval(() => void this.reconcile(every), every);
+    this.reconcileTimer = setInterval(
+      () => void this.reconcile(every).catch((error: unknown) => this.options.onError?.(error)),
+      every,
+    );
     this.reconcileTimer.unref();
   }
 
@@ -264,15 +275,22 @@ export class ToolCallDispatcher {
       resolve,
       promise,
       settled: false,
+      queued: false,
       cleanup: [],
     };
     this.pending.set(key, entry);
     // Listen before adding, so a call that settles at once is not missed.
-    entry.cleanup.push(this.listener.on(queue.name, bullId, (notice) => void this.onNotice(entry, notice)));
+    entry.cleanup.push(
+      this.listener.on(queue.name, bullId, (notice) =>
+        this.guard(entry, 'outcome notice', this.onNotice(entry, notice)),
+      ),
+    );
     return { added: this.add(entry, retry), outcome: promise };
   }
 
   private async add(entry: Pending, retry: { attempts: number; backoffMs: number }): Promise<void> {
+    let queued: boolean;
+    let failure = '';
     try {
       // Same id → BullMQ returns the existing job instead of adding: a re-run never executes twice.
       const job = await entry.queue.add('call', entry.data, {
@@ -286,22 +304,60 @@ export class ToolCallDispatcher {
         // An earlier run added this call: wait for that job, with its own deadline.
         entry.data = ToolCallJobSchema.parse(job.data);
       }
-      await this.check(entry);
-      const untilDeadline = Math.max(0, entry.data.deadline - Date.now()) + 50;
-      const timer = setTimeout(() => void this.onDeadline(entry), untilDeadline);
-      entry.cleanup.push(() => clearTimeout(timer));
+      queued = true;
     } catch (error) {
-      this.options.onError?.(error);
-      this.settle(
-        entry,
-        localOutcome(entry.data, 'unavailable', `The call could not be queued: ${(error as Error).message}`),
-      );
+      failure = (error as Error)?.message ?? String(error);
+      this.report(entry, 'queue.add failed', error);
+      // The add may have reached Redis before it failed (e.g. the connection dropped after sending it):
+      // only a job known to be absent proves the call was never queued.
+      queued = await this.probeQueued(entry);
     }
+    if (!queued) {
+      this.settle(entry, localOutcome(entry.data, 'unavailable', `The call could not be queued: ${failure}`));
+      return;
+    }
+    // The call is queued and may run: from here on only its job, the deadline or a cancel settles it.
+    entry.queued = true;
+    const untilDeadline = Math.max(0, entry.data.deadline - Date.now()) + 50;
+    const timer = setTimeout(
+      () => this.guard(entry, 'deadline check', this.onDeadline(entry)),
+      untilDeadline,
+    );
+    entry.cleanup.push(() => clearTimeout(timer));
+    // A failed first look is repeated by the reconcile rounds.
+    await this.check(entry).catch((error: unknown) => this.report(entry, 'state check failed', error));
+  }
+
+  /** After a failed add: false only when Redis answers that the job does not exist. */
+  private async probeQueued(entry: Pending): Promise<boolean> {
+    try {
+      // Sent on the same connection after the add, so Redis has run the add (if it got it) first.
+      return (await entry.queue.getJob(entry.bullId)) !== undefined;
+    } catch (error) {
+      this.report(entry, 'could not tell whether the call was queued', error);
+      return true;
+    }
+  }
+
+  /** Runs a background step of one call; a failure is reported with the call's context, never thrown. */
+  private guard(entry: Pending, step: string, work: Promise<void>): void {
+    work.catch((error: unknown) => this.report(entry, step, error));
+  }
+
+  private report(entry: Pending, step: string, error: unknown): void {
+    const { server, tool, jobId, toolCallId, trace } = entry.data;
+    const traceId = traceIdOf(trace);
+    this.options.onError?.(
+      new DispatchError(
+        `${step} for ${server}__${tool} (job ${jobId}, call ${toolCallId}${traceId ? `, trace ${traceId}` : ''}): ${(error as Error)?.message ?? String(error)}`,
+        { cause: error },
+      ),
+    );
   }
 
   private async onNotice(entry: Pending, notice: SettledNotice): Promise<void> {
     if (notice.outcome) {
-      const parsed = ToolCallOutcomeSchema.safeParse(JSON.parse(notice.outcome));
+      const parsed = ToolCallOutcomeSchema.safeParse(parseJson(notice.outcome));
       if (parsed.success) {
         this.settle(entry, parsed.data);
         return;
@@ -336,7 +392,11 @@ export class ToolCallDispatcher {
   private async onDeadline(entry: Pending): Promise<void> {
     if (entry.settled) return;
     if (await this.removeIfNotStarted(entry)) {
-      const ready = (await this.options.catalog.availability(entry.data.server)) === 'ready';
+      // The call is gone from its queue either way; the catalog only picks the better explanation.
+      const ready = await this.options.catalog.availability(entry.data.server).then(
+        (availability) => availability === 'ready',
+        () => true,
+      );
       this.settle(
         entry,
         ready
@@ -357,13 +417,15 @@ export class ToolCallDispatcher {
   }
 
   private async removeIfNotStarted(entry: Pending): Promise<boolean> {
-    const state = await entry.queue.getJobState(entry.bullId);
-    if (!NOT_STARTED_STATES.has(state)) return false;
     try {
+      const state = await entry.queue.getJobState(entry.bullId);
+      if (!NOT_STARTED_STATES.has(state)) return false;
       // remove() refuses (returns 0) a job a worker holds the lock of: a call that just started is
       // never reported as not run. 1 means BullMQ removed it before any worker took it.
       return (await entry.queue.remove(entry.bullId)) === 1;
-    } catch {
+    } catch (error) {
+      // Not removed as far as we know: the call keeps its own, real outcome.
+      this.report(entry, 'removing the queued call failed', error);
       return false;
     }
   }
@@ -376,10 +438,12 @@ export class ToolCallDispatcher {
   private async reconcile(olderThanMs: number): Promise<void> {
     const cutoff = Date.now() - olderThanMs;
     const due = [...this.pending.entries()]
-      .filter(([, entry]) => entry.since < cutoff)
+      .filter(([, entry]) => entry.queued && entry.since < cutoff)
       .slice(0, RECONCILE_BATCH);
     for (const [key, entry] of due) {
-      await this.check(entry).catch((error: unknown) => this.options.onError?.(error));
+      // Past its deadline, the deadline step is repeated too, in case its own run failed on Redis.
+      const step = Date.now() > entry.data.deadline + 50 ? this.onDeadline(entry) : this.check(entry);
+      await step.catch((error: unknown) => this.report(entry, 'reconcile', error));
       if (!entry.settled && this.pending.delete(key)) this.pending.set(key, entry);
     }
   }
@@ -398,7 +462,20 @@ function settledOutcome(job: Job, data: ToolCallJob): ToolCallOutcome | undefine
   if (job.finishedOn === undefined) return undefined;
   const recorded = ToolCallOutcomeSchema.safeParse(job.returnvalue);
   if (recorded.success) return recorded.data;
-  if (!job.failedReason) return undefined;
+  if (!job.failedReason) {
+    // Finished for good with a value we cannot read: waiting longer would never settle it.
+    const problem = recorded.error.issues
+      .slice(0, 3)
+      .map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`)
+      .join('; ');
+    return localOutcome(
+      data,
+      'failed',
+      `The call finished but its recorded outcome is unreadable (${problem}); whether it ran is unknown.`,
+      'unreadable_outcome',
+      'unknown',
+    );
+  }
   // BullMQ failed the job itself (e.g. stalled too often): a non-idempotent call may have run.
   const status: OutcomeStatus = data.idempotent ? 'failed' : 'indeterminate';
   return localOutcome(
@@ -408,4 +485,13 @@ function settledOutcome(job: Job, data: ToolCallJob): ToolCallOutcome | undefine
     job.failedReason,
     'unknown',
   );
+}
+
+/** A notice's JSON, or undefined when it is not JSON (the job itself is then read instead). */
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
 }

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { safeJson, type ToolCallOutcome } from '@switchyard/contracts';
+import { safeJson, storedOutcome, type ToolCallOutcome, ToolCallOutcomeSchema } from '@switchyard/contracts';
 import type pg from 'pg';
 import { PG_POOL } from '../runtime/tokens.ts';
 import type { JobRequest, JobStatus } from './job-request.ts';
@@ -29,6 +29,7 @@ export interface ToolCallRecord {
   tool: string | null;
   arguments: Record<string, unknown>;
   status: string;
+  /** Parsed, so `text` is there although the row stores it only when the content cannot give it. */
   outcome: ToolCallOutcome | null;
   dispatchedAt: Date;
   finishedAt: Date | null;
@@ -49,6 +50,21 @@ export class ConcurrencyLimitError extends Error {
   ) {
     super(`team ${team} already has ${limit} jobs queued or running (teams.${team}.maxConcurrentJobs)`);
   }
+}
+
+/** A tool_calls row as PostgreSQL returns it: the outcome in its stored form. */
+type ToolCallRow = Omit<ToolCallRecord, 'outcome'> & { outcome: unknown };
+
+/** Every reader of a stored outcome goes through the schema, which derives the model text. */
+function toolCallRecord(row: ToolCallRow): ToolCallRecord {
+  if (row.outcome === null) return { ...row, outcome: null };
+  const parsed = ToolCallOutcomeSchema.safeParse(row.outcome);
+  if (!parsed.success) {
+    throw new Error(
+      `stored outcome of tool call ${row.toolCallId} of job ${row.jobId} is unreadable: ${parsed.error.message}`,
+    );
+  }
+  return { ...row, outcome: parsed.data };
 }
 
 /** JSON for a jsonb column: text PostgreSQL refuses (NUL, lone surrogates) becomes U+FFFD. */
@@ -152,19 +168,20 @@ export class JobStore {
   }
 
   async toolCalls(jobId: string): Promise<ToolCallRecord[]> {
-    const result = await this.pool.query<ToolCallRecord>(
+    const result = await this.pool.query<ToolCallRow>(
       `SELECT ${TOOL_CALL_COLUMNS} FROM tool_calls WHERE job_id = $1 ORDER BY position, tool_call_id`,
       [jobId],
     );
-    return result.rows;
+    return result.rows.map(toolCallRecord);
   }
 
   async toolCall(jobId: string, toolCallId: string): Promise<ToolCallRecord | undefined> {
-    const result = await this.pool.query<ToolCallRecord>(
+    const result = await this.pool.query<ToolCallRow>(
       `SELECT ${TOOL_CALL_COLUMNS} FROM tool_calls WHERE job_id = $1 AND tool_call_id = $2`,
       [jobId, toolCallId],
     );
-    return result.rows[0];
+    const row = result.rows[0];
+    return row ? toolCallRecord(row) : undefined;
   }
 
   /** Records that a call is being dispatched; a re-run of the same call keeps the first record. */
@@ -186,12 +203,12 @@ export class JobStore {
     );
   }
 
-  /** Stores a call's one outcome; the first outcome recorded wins. */
+  /** Stores a call's one outcome, in its stored form (no second copy of a result's text); the first wins. */
   async recordOutcome(jobId: string, toolCallId: string, outcome: ToolCallOutcome): Promise<void> {
     await this.pool.query(
       `UPDATE tool_calls SET status = $3, outcome = $4, finished_at = now()
        WHERE job_id = $1 AND tool_call_id = $2 AND outcome IS NULL`,
-      [jobId, toolCallId, outcome.status, jsonb(outcome)],
+      [jobId, toolCallId, outcome.status, jsonb(storedOutcome(outcome))],
     );
   }
 

@@ -79,15 +79,25 @@ export class ServerConsumer {
       deps.onOutcome(outcome);
       void this.notify(job, outcome);
     });
+    // finishedOn is set only when the job failed for good: out of attempts, or unrecoverable with
+    // attempts left (stalled more than maxStalledCount, an UnrecoverableError). A retried one is not final.
     this.worker.on('failed', (job, error) => {
-      if (job && job.attemptsMade >= (job.opts.attempts ?? 1)) void this.notifyFailure(job, error);
+      if (job?.finishedOn !== undefined) void this.notifyFailure(job, error);
     });
     // BullMQ only reports a failed renewal; the call it belongs to is ours to stop.
     this.worker.on('lockRenewalFailed', (ids) => {
-      for (const id of ids) void this.onLockLost(id);
+      for (const id of ids) {
+        this.onLockLost(id).catch((error: unknown) =>
+          deps.log.error({ server, bull_job_id: id, err: error }, 'handling a lost lock failed'),
+        );
+      }
     });
     this.worker.on('error', (error) => deps.log.error({ server, err: error }, 'BullMQ worker error'));
-    deps.session.on('state', (state) => void this.follow(state === 'ready'));
+    deps.session.on('state', (state) => {
+      this.follow(state === 'ready').catch((error: unknown) =>
+        deps.log.error({ server, state, err: error }, 'could not follow the session state'),
+      );
+    });
   }
 
   /** Sets the queue's fleet-wide concurrency and starts consuming if the session is ready. */
@@ -99,7 +109,7 @@ export class ServerConsumer {
   private async follow(ready: boolean): Promise<void> {
     if (ready && !this.running) {
       this.running = true;
-      if (this.worker.isPaused()) this.worker.resume();
+      if (this.worker.isPaused()) await this.worker.resume();
       else if (!this.worker.isRunning()) {
         this.worker.run().catch((error: unknown) => this.deps.log.error({ err: error }, 'worker loop ended'));
       }

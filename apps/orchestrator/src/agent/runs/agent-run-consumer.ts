@@ -54,7 +54,13 @@ export class AgentRunConsumer implements OnApplicationBootstrap, OnModuleDestroy
     // finishedOn is set only when BullMQ failed the run for good: out of attempts, or unrecoverable
     // (stalled more than maxStalledCount times), which happens with attempts left.
     this.worker.on('failed', (job, error) => {
-      if (job?.finishedOn !== undefined) void this.runner.giveUp(job.data.jobId, error.message);
+      if (job?.finishedOn === undefined) return;
+      // A failed write leaves the job `running` in PostgreSQL: say so loudly, with the job.
+      this.runner
+        .giveUp(job.data.jobId, error.message)
+        .catch((failure: unknown) =>
+          this.log.error({ job_id: job.data.jobId, err: failure }, 'could not mark a failed run as failed'),
+        );
     });
     this.worker.on('error', (error) => this.log.error({ err: error }, 'agent-runs worker error'));
     // A lock that could not be renewed (e.g. Redis was down past lockDurationMs) may already belong to

@@ -55,7 +55,12 @@ export class AgentRunner implements OnModuleInit {
   ) {}
 
   onModuleInit(): void {
-    this.events.onCancel((jobId) => void this.stopLocal(jobId));
+    this.events.onCancel((jobId) => {
+      // The runs are already aborted when this fails; their calls then end on their own.
+      this.stopLocal(jobId).catch((error: unknown) =>
+        this.log.error({ job_id: jobId, err: error }, 'cancelling the calls of a job failed'),
+      );
+    });
   }
 
   get activeRuns(): number {
@@ -165,7 +170,8 @@ export class AgentRunner implements OnModuleInit {
     const controllers = this.running.get(jobId);
     if (!controllers) return;
     for (const controller of controllers) controller.abort(new Error('job cancelled'));
-    // Calls still waiting in their queues are removed and end `cancelled`; running ones finish.
+    // Queued calls are removed and end `cancelled` (executed no); running ones are cancelled on their
+    // workers (notifications/cancelled) and report what really happened (executed unknown, or the result).
     await this.dispatcher.cancel(jobId);
   }
 

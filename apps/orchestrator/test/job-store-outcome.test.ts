@@ -1,0 +1,119 @@
+import { randomUUID } from 'node:crypto';
+import type { ToolCallOutcome } from '@switchyard/contracts';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { JobStore } from '../src/jobs/job-store.ts';
+import { jobView } from '../src/jobs/job-view.ts';
+import { createPool, migrate } from '../src/runtime/database.ts';
+
+const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+
+/** Real PostgreSQL, a fresh schema dropped afterwards. */
+describe('JobStore outcomes', () => {
+  const schema = `sy_test_outcome_${randomUUID().replaceAll('-', '').slice(0, 12)}`;
+  let pool: pg.Pool;
+  let store: JobStore;
+
+  beforeAll(async () => {
+    pool = createPool(DATABASE_URL, schema);
+    await migrate(pool, schema);
+    store = new JobStore(pool);
+    await store.create(
+      {
+        id: 'job-big',
+        team: 'alpha',
+        kind: 'batch',
+        request: { kind: 'batch', calls: [{ tool: 'search__search', arguments: {} }] },
+        traceId: 't1',
+        traceparent: '00-t1-s1-01',
+        idempotencyKey: null,
+      },
+      10,
+    );
+  });
+
+  afterAll(async () => {
+    await pool?.end();
+    const admin = new pg.Client({ connectionString: DATABASE_URL });
+    await admin.connect();
+    try {
+      await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+    } finally {
+      await admin.end();
+    }
+  });
+
+  it('stores a big text result once and gives every reader its text', async () => {
+    const big = 'x'.repeat(200_000);
+    const outcome: ToolCallOutcome = {
+      status: 'ok',
+      executed: 'yes',
+      attempts: 1,
+      server: 'search',
+      tool: 'search',
+      jobId: 'job-big',
+      toolCallId: 'call-1',
+      queuedMs: 1,
+      runMs: 2,
+      text: big,
+      content: [{ type: 'text', text: big }],
+      truncated: false,
+      finishedAt: Date.now(),
+    };
+    await store.recordDispatch({
+      jobId: 'job-big',
+      toolCallId: 'call-1',
+      position: 0,
+      modelTool: 'search__search',
+      server: 'search',
+      tool: 'search',
+      arguments: {},
+    });
+    await store.recordOutcome('job-big', 'call-1', outcome);
+
+    const { rows } = await pool.query<{ bytes: number; hasText: boolean }>(
+      `SELECT octet_length(outcome::text) AS bytes, outcome ? 'text' AS "hasText"
+       FROM tool_calls WHERE job_id = 'job-big' AND tool_call_id = 'call-1'`,
+    );
+    expect(rows[0]?.hasText).toBe(false);
+    expect(rows[0]?.bytes).toBeGreaterThan(big.length);
+    expect(rows[0]?.bytes).toBeLessThan(big.length + 1_000);
+
+    // The executor's read-back and the job view both see the derived text.
+    const record = await store.toolCall('job-big', 'call-1');
+    expect(record?.outcome?.text).toBe(big);
+    const job = await store.get('job-big');
+    const view = jobView(job as NonNullable<typeof job>, await store.toolCalls('job-big'));
+    expect(view.toolCalls[0]?.outcome?.text).toBe(big);
+  });
+
+  it('keeps the text of an outcome whose text is not its content', async () => {
+    await store.recordDispatch({
+      jobId: 'job-big',
+      toolCallId: 'call-2',
+      position: 1,
+      modelTool: 'search__search',
+      server: 'search',
+      tool: 'search',
+      arguments: {},
+    });
+    await store.recordOutcome('job-big', 'call-2', {
+      status: 'timeout',
+      executed: 'unknown',
+      attempts: 1,
+      server: 'search',
+      tool: 'search',
+      jobId: 'job-big',
+      toolCallId: 'call-2',
+      queuedMs: 0,
+      runMs: 400,
+      text: 'The call timed out after 400 ms.',
+      content: [],
+      truncated: false,
+      finishedAt: Date.now(),
+    });
+    expect((await store.toolCall('job-big', 'call-2'))?.outcome?.text).toBe(
+      'The call timed out after 400 ms.',
+    );
+  });
+});
