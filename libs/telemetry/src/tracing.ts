@@ -1,30 +1,55 @@
+import { context, propagation, trace } from '@opentelemetry/api';
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
+import { CompositePropagator, W3CBaggagePropagator, W3CTraceContextPropagator } from '@opentelemetry/core';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import type { Instrumentation } from '@opentelemetry/instrumentation';
-import { NodeSDK } from '@opentelemetry/sdk-node';
-import { BatchSpanProcessor } from '@opentelemetry/sdk-trace';
+import { type Instrumentation, registerInstrumentations } from '@opentelemetry/instrumentation';
+import {
+  defaultResource,
+  detectResources,
+  envDetector,
+  hostDetector,
+  processDetector,
+  resourceFromAttributes,
+} from '@opentelemetry/resources';
+import { BatchSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
 
-let sdk: NodeSDK | undefined;
+let provider: TracerProvider | undefined;
+let contextManager: AsyncLocalStorageContextManager | undefined;
 
 /**
- * Starts OpenTelemetry for this process. Spans are exported over OTLP/HTTP when
- * OTEL_EXPORTER_OTLP_ENDPOINT (or ..._TRACES_ENDPOINT) is set — Jaeger accepts OTLP directly; without
- * it, context still propagates (trace ids in jobs, logs and MCP `_meta`) but nothing is exported.
+ * Starts OpenTelemetry for this process: the W3C trace-context and baggage propagators, an
+ * AsyncLocalStorage context manager, a tracer provider and the given instrumentations. Spans are
+ * exported over OTLP/HTTP when OTEL_EXPORTER_OTLP_ENDPOINT (or ..._TRACES_ENDPOINT) is set — Jaeger
+ * accepts OTLP directly; without it, context still propagates (trace ids in jobs, logs and MCP `_meta`)
+ * but nothing is exported. This is what NodeSDK sets up for traces, without loading the metrics and
+ * logs SDKs and resource detectors that Switchyard does not use (they cost ~1 s of start-up per process
+ * on a busy machine).
  */
 export function startTracing(serviceName: string, instrumentations: Instrumentation[] = []): void {
-  if (sdk) return;
+  if (provider) return;
   const exporting = Boolean(
     process.env.OTEL_EXPORTER_OTLP_ENDPOINT || process.env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT,
   );
-  sdk = new NodeSDK({
-    serviceName: process.env.OTEL_SERVICE_NAME ?? serviceName,
+  contextManager = new AsyncLocalStorageContextManager().enable();
+  context.setGlobalContextManager(contextManager);
+  propagation.setGlobalPropagator(
+    new CompositePropagator({
+      propagators: [new W3CTraceContextPropagator(), new W3CBaggagePropagator()],
+    }),
+  );
+  provider = new TracerProvider({
+    // process.pid, host.name and OTEL_RESOURCE_ATTRIBUTES, as NodeSDK would: they tell replicas apart.
+    resource: defaultResource()
+      .merge(detectResources({ detectors: [envDetector, processDetector, hostDetector] }))
+      .merge(resourceFromAttributes({ 'service.name': process.env.OTEL_SERVICE_NAME ?? serviceName })),
     spanProcessors: exporting ? [new BatchSpanProcessor({ exporter: new OTLPTraceExporter() })] : [],
-    instrumentations,
   });
-  sdk.start();
+  trace.setGlobalTracerProvider(provider);
+  if (instrumentations.length > 0) registerInstrumentations({ instrumentations, tracerProvider: provider });
 }
 
 /** Flushes spans still buffered; called last on shutdown. */
 export async function stopTracing(): Promise<void> {
-  await sdk?.shutdown().catch(() => undefined);
-  sdk = undefined;
+  await provider?.shutdown().catch(() => undefined);
+  provider = undefined;
 }
