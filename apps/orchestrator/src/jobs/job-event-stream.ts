@@ -5,6 +5,12 @@ import { FINAL_STATUSES, type JobStatus } from './job-request.ts';
 import type { JobStore } from './job-store.ts';
 
 const KEEPALIVE_MS = 15_000;
+/**
+ * A job's final status event is written just after the job is marked final. Past this, a final job
+ * with nothing left after the client's Last-Event-ID has nothing more to say (the client has seen the
+ * end, sent an id past it, or the event was lost), and the stream closes.
+ */
+const FINAL_EVENT_GRACE_MS = 2_000;
 
 /**
  * Streams a job's events as server-sent events: first what is stored after `Last-Event-ID`, then each
@@ -27,13 +33,27 @@ export async function streamJobEvents(
   let last = lastEventId;
   let closed = false;
   let draining: Promise<void> = Promise.resolve();
+  let recheck: NodeJS.Timeout | undefined;
 
   const close = () => {
     if (closed) return;
     closed = true;
     unwatch();
     clearInterval(keepalive);
+    clearTimeout(recheck);
     response.end();
+  };
+  /** Nothing new after `last`: close if the job is over, else wait for the next announcement. */
+  const closeIfOver = async () => {
+    const job = await deps.store.get(jobId);
+    if (!job || !FINAL_STATUSES.has(job.status)) return;
+    const sinceFinish = Date.now() - (job.finishedAt?.getTime() ?? 0);
+    if (sinceFinish >= FINAL_EVENT_GRACE_MS) close();
+    else
+      recheck ??= setTimeout(() => {
+        recheck = undefined;
+        schedule();
+      }, FINAL_EVENT_GRACE_MS - sinceFinish);
   };
   const drain = async () => {
     while (!closed) {
@@ -48,7 +68,10 @@ export async function streamJobEvents(
           return;
         }
       }
-      if (batch.length === 0) return;
+      if (batch.length === 0) {
+        await closeIfOver();
+        return;
+      }
     }
   };
   // Drains run one after another, so events are written once and in order.

@@ -1,12 +1,20 @@
 import { Inject, Injectable, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import { AGENT_RUNS_QUEUE, type SwitchyardConfig } from '@switchyard/contracts';
-import { Worker } from 'bullmq';
+import { DelayedError, type Job, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { AgentRunData } from '../../jobs/agent-run-queue.ts';
+import { isDependencyOutage } from '../../runtime/dependency-errors.ts';
 import type { Logger } from '../../runtime/logger.ts';
 import type { OrchestratorEnv } from '../../runtime/orchestrator-env.ts';
 import { CONFIG, ENV, LOGGER, REDIS } from '../../runtime/tokens.ts';
 import { AgentRunner } from './agent-runner.ts';
+
+/**
+ * A run interrupted by PostgreSQL or Redis being unreachable is put back to wait this long, as often
+ * as it takes: an outage is not the run's failure and uses none of its attempts, so a run outlasts a
+ * database restart of any length and continues by itself afterwards.
+ */
+const OUTAGE_RETRY_MS = 2_000;
 
 /**
  * This replica's consumer of the `agent-runs` queue. Every replica runs one, so runs spread over the
@@ -31,7 +39,7 @@ export class AgentRunConsumer implements OnApplicationBootstrap, OnModuleDestroy
     this.worker = new Worker<AgentRunData>(
       AGENT_RUNS_QUEUE,
       // BullMQ passes a signal only to a processor that takes three parameters.
-      (job, _token, signal) => this.runner.run(job.data.jobId, this.env.replicaId, signal),
+      (job, token, signal) => this.process(job, token, signal),
       {
         connection: this.redis,
         prefix: this.env.prefix,
@@ -55,6 +63,20 @@ export class AgentRunConsumer implements OnApplicationBootstrap, OnModuleDestroy
         this.worker?.cancelJob(jobId, 'lock lost');
       }
     });
+  }
+
+  private async process(job: Job<AgentRunData>, token: string | undefined, signal?: AbortSignal) {
+    try {
+      await this.runner.run(job.data.jobId, this.env.replicaId, signal);
+    } catch (error) {
+      if (signal?.aborted || !token || !isDependencyOutage(error)) throw error;
+      this.log.warn(
+        { job_id: job.data.jobId, err: error, retry_in_ms: OUTAGE_RETRY_MS },
+        'run interrupted by a dependency outage; it waits and resumes without using an attempt',
+      );
+      await job.moveToDelayed(Date.now() + OUTAGE_RETRY_MS, token);
+      throw new DelayedError();
+    }
   }
 
   async onModuleDestroy(): Promise<void> {

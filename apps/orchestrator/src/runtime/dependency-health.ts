@@ -1,0 +1,75 @@
+import { Inject, Injectable, ServiceUnavailableException } from '@nestjs/common';
+import type { SwitchyardConfig } from '@switchyard/contracts';
+import type { Redis } from 'ioredis';
+import type pg from 'pg';
+import { DependencyTimeoutError } from './dependency-errors.ts';
+import { CONFIG, PG_POOL, REDIS } from './tokens.ts';
+
+export type Dependency = 'postgres' | 'redis';
+export type DependencyReport = Record<Dependency, string>;
+
+/** A good answer is trusted this long, so a burst of requests costs one probe, not one each. */
+const OK_FOR_MS = 500;
+
+function withTimeout<T>(work: Promise<T>, dependency: Dependency, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new DependencyTimeoutError(dependency, ms)), ms);
+  });
+  return Promise.race([work, late]).finally(() => clearTimeout(timer));
+}
+
+/**
+ * Probes PostgreSQL and Redis within `orchestrator.dependencyTimeoutMs`. A request that would
+ * otherwise queue behind a paused Redis (ioredis holds commands until it answers) or a restarting
+ * PostgreSQL asks first and is answered 503 at once.
+ */
+@Injectable()
+export class DependencyHealth {
+  private readonly okUntil: Record<Dependency, number> = { postgres: 0, redis: 0 };
+  private readonly timeoutMs: number;
+
+  constructor(
+    @Inject(REDIS) private readonly redis: Redis,
+    @Inject(PG_POOL) private readonly pool: pg.Pool,
+    @Inject(CONFIG) config: SwitchyardConfig,
+  ) {
+    this.timeoutMs = config.orchestrator.dependencyTimeoutMs;
+  }
+
+  /** 'ok', or why the dependency is not usable right now. */
+  async check(): Promise<DependencyReport> {
+    const [postgres, redis] = await Promise.all([this.probe('postgres'), this.probe('redis')]);
+    return { postgres, redis };
+  }
+
+  /** Throws a 503 naming every dependency in `needed` that does not answer. */
+  async require(...needed: Dependency[]): Promise<void> {
+    const now = Date.now();
+    const unknown = needed.filter((dependency) => this.okUntil[dependency] < now);
+    if (unknown.length === 0) return;
+    const results = await Promise.all(
+      unknown.map(async (dependency) => [dependency, await this.probe(dependency)]),
+    );
+    const missing = results.filter(([, state]) => state !== 'ok');
+    if (missing.length === 0) return;
+    throw new ServiceUnavailableException({
+      statusCode: 503,
+      error: 'Service Unavailable',
+      message: `unavailable: ${missing.map(([dependency, state]) => `${dependency} (${state})`).join(', ')}; try again later`,
+      missing: missing.map(([dependency]) => dependency),
+    });
+  }
+
+  private async probe(dependency: Dependency): Promise<string> {
+    try {
+      const work: Promise<unknown> = dependency === 'redis' ? this.redis.ping() : this.pool.query('SELECT 1');
+      await withTimeout(work, dependency, this.timeoutMs);
+      this.okUntil[dependency] = Date.now() + OK_FOR_MS;
+      return 'ok';
+    } catch (error) {
+      this.okUntil[dependency] = 0;
+      return error instanceof Error ? error.message : String(error);
+    }
+  }
+}
