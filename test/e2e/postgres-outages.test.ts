@@ -9,6 +9,8 @@ import { DedicatedPostgres } from '../support/postgres-server.ts';
 const SETTINGS = { dependencyTimeoutMs: 1_000, retryAfterSeconds: 3 };
 const ANSWER_WITHIN_MS = 6_000;
 const FINAL = new Set(['succeeded', 'failed', 'cancelled']);
+/** Waits of 2 s each: an outage of about 20 s. */
+const OUTAGE_WAITS = 10;
 
 const recorder = (dir: string) => ({
   recorder: exampleServer('recorder', {
@@ -136,10 +138,17 @@ describe('PostgreSQL outages', () => {
         expect(answer.result.body.message).toMatch(/postgres/i);
         expect(answer.ms, `${method} ${path}`).toBeLessThan(ANSWER_WITHIN_MS);
       }
-      // The run noticed the outage and waits for PostgreSQL instead of failing.
+      // The run waits for PostgreSQL instead of failing: kept down past the 5 attempts' backoff
+      // (1 + 2 + 4 + 8 s) that used to give the run up, counted in the run's own retries.
+      let waits = 0;
       await orchestrator.process.waitFor(
-        (log) => log.job_id === id && typeof log.msg === 'string' && log.msg.includes('dependency outage'),
-        'the run to wait out the outage',
+        (log) =>
+          log.job_id === id &&
+          typeof log.msg === 'string' &&
+          log.msg.includes('dependency outage') &&
+          ++waits >= OUTAGE_WAITS,
+        `the run to wait out the outage ${OUTAGE_WAITS} times`,
+        60_000,
       );
       expect(orchestrator.process.child.exitCode).toBeNull();
 
