@@ -51,8 +51,17 @@ export class AgentRunConsumer implements OnApplicationBootstrap, OnModuleDestroy
       },
     );
     this.worker.on('failed', (job, error) => {
-      if (job && job.attemptsMade >= (job.opts.attempts ?? 1))
-        void this.runner.giveUp(job.data.jobId, error.message);
+      if (job && job.attemptsMade >= (job.opts.attempts ?? 1)) {
+        // Unhandled, a rejection here (PostgreSQL down) would end the process.
+        this.runner
+          .giveUp(job.data.jobId, error.message)
+          .catch((cause: unknown) =>
+            this.log.error(
+              { job_id: job.data.jobId, err: cause },
+              'could not record that a run was given up',
+            ),
+          );
+      }
     });
     this.worker.on('error', (error) => this.log.error({ err: error }, 'agent-runs worker error'));
     // A lock that could not be renewed (e.g. Redis was down past lockDurationMs) may already belong to
