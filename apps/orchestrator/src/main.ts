@@ -9,6 +9,7 @@ import { AppModule } from './app.module.ts';
 import { DependencyTimeoutInterceptor } from './http/dependency-timeout.interceptor.ts';
 import { HttpErrorsFilter } from './http/http-errors.filter.ts';
 import { RouteSpanInterceptor } from './http/route-span.interceptor.ts';
+import { DependencyHealth } from './runtime/dependency-health.ts';
 import { createLogger, PinoNestLogger } from './runtime/logger.ts';
 import { readOrchestratorEnv } from './runtime/orchestrator-env.ts';
 
@@ -26,7 +27,11 @@ async function main(): Promise<void> {
   app.useGlobalFilters(new HttpErrorsFilter(log, settings.retryAfterSeconds));
   app.useGlobalInterceptors(
     new RouteSpanInterceptor(),
-    new DependencyTimeoutInterceptor(app.get(Reflector), settings.dependencyTimeoutMs),
+    new DependencyTimeoutInterceptor(
+      app.get(Reflector),
+      app.get(DependencyHealth),
+      settings.dependencyTimeoutMs,
+    ),
   );
   limitSlowClients(app.getHttpServer(), settings);
   app.enableShutdownHooks(['SIGTERM', 'SIGINT']);

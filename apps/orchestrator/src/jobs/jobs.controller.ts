@@ -69,7 +69,7 @@ export class JobsController {
       idempotencyKey,
     );
     // Checked first, so that an outage refuses the job before it is half created (stored, not queued).
-    await this.dependencies.require('postgres', 'redis');
+    await this.dependencies.require(['postgres', 'redis']);
     const { view, created } = await this.jobs.submit(team, body, key);
     response.status(created ? 201 : 200);
     return view;

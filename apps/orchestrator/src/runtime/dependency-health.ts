@@ -43,13 +43,16 @@ export class DependencyHealth {
     return { postgres, redis };
   }
 
-  /** Throws a 503 naming every dependency in `needed` that does not answer. */
-  async require(...needed: Dependency[]): Promise<void> {
+  /**
+   * Throws a 503 naming every dependency in `needed` that does not answer within `timeoutMs` (default
+   * orchestrator.dependencyTimeoutMs). `fresh` asks again even after a recent good answer.
+   */
+  async require(needed: Dependency[], options: { fresh?: boolean; timeoutMs?: number } = {}): Promise<void> {
     const now = Date.now();
-    const unknown = needed.filter((dependency) => this.okUntil[dependency] < now);
+    const unknown = needed.filter((dependency) => options.fresh || this.okUntil[dependency] < now);
     if (unknown.length === 0) return;
     const results = await Promise.all(
-      unknown.map(async (dependency) => [dependency, await this.probe(dependency)]),
+      unknown.map(async (dependency) => [dependency, await this.probe(dependency, options.timeoutMs)]),
     );
     const missing = results.filter(([, state]) => state !== 'ok');
     if (missing.length === 0) return;
@@ -61,10 +64,10 @@ export class DependencyHealth {
     });
   }
 
-  private async probe(dependency: Dependency): Promise<string> {
+  private async probe(dependency: Dependency, timeoutMs = this.timeoutMs): Promise<string> {
     try {
       const work: Promise<unknown> = dependency === 'redis' ? this.redis.ping() : this.pool.query('SELECT 1');
-      await withTimeout(work, dependency, this.timeoutMs);
+      await withTimeout(work, dependency, timeoutMs);
       this.okUntil[dependency] = Date.now() + OK_FOR_MS;
       return 'ok';
     } catch (error) {
