@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { untilAnnounced } from '../support/announcements.ts';
 import type { ApiClient, Json } from '../support/api-client.ts';
-import { Deployment, type Orchestrator } from '../support/deployment.ts';
+import { Deployment, type Orchestrator, TEAM_KEYS } from '../support/deployment.ts';
 import { exampleServer } from '../support/fleet.ts';
 import { EXAMPLE_SERVERS, tsxArgs } from '../support/paths.ts';
 
@@ -38,10 +38,17 @@ describe('team-scoped fleet views', () => {
   let operator: ApiClient;
 
   beforeAll(async () => {
-    deployment = new Deployment('team-views', (dir) => ({
-      search: exampleServer('search', { trusted: true }),
-      leaky: leakyServer(dir),
-    }));
+    deployment = new Deployment(
+      'team-views',
+      (dir) => ({ search: exampleServer('search', { trusted: true }), leaky: leakyServer(dir) }),
+      {
+        teams: {
+          alpha: { apiKeys: [TEAM_KEYS.alpha] },
+          beta: { apiKeys: [TEAM_KEYS.beta], tools: { allow: [] } },
+          searchers: { apiKeys: [TEAM_KEYS.searchers], tools: { allow: ['search__*'] } },
+        },
+      },
+    );
     await deployment.startWorker();
     orchestrator = await deployment.startOrchestrator('o-team-views');
     alpha = orchestrator.api('alpha');
@@ -79,6 +86,14 @@ describe('team-scoped fleet views', () => {
       expect(text).not.toContain(SECRET);
       expect(text).not.toMatch(/lastError|workerId|"queue"/);
     }
+  });
+
+  it('shows a team allowed no tools an empty fleet', async () => {
+    const beta = orchestrator.api('beta');
+    expect(await servers(beta)).toEqual([]);
+    const tools = await beta.request('GET', '/v1/tools');
+    expect(tools.status).toBe(200);
+    expect(tools.body).toEqual({ tools: [], errors: [] });
   });
 
   it('gives an operator key every server with its sessions, last errors and queue depths', async () => {

@@ -15,7 +15,7 @@ export async function visibleTools(catalog: ModelToolCatalog, viewer: Viewer): P
   if (viewer.kind === 'operator') return catalog.view(EVERYTHING);
   const filter = viewer.team.config.tools;
   const view = await catalog.view(filter);
-  const allowed = picomatch(filter.allow.length > 0 ? filter.allow : ['']);
+  const allowed = filter.allow.length > 0 ? picomatch(filter.allow) : () => false;
   const denied = filter.deny.length > 0 ? picomatch(filter.deny) : () => false;
   const errors = view.errors.filter((error) => {
     const name = COLLISION.exec(error)?.[1];
