@@ -43,12 +43,19 @@ export async function streamJobEvents(
     clearTimeout(recheck);
     response.end();
   };
+  /** Just after the job ended: is its final status event stored, and not after what the client has? */
+  const finalEventAtOrBefore = async (id: number) => {
+    const final = (await deps.store.eventsAfter(jobId, 0)).find(
+      (event) => event.type === 'status' && FINAL_STATUSES.has(event.data.status as JobStatus),
+    );
+    return final !== undefined && final.id <= id;
+  };
   /** Nothing new after `last`: close if the job is over, else wait for the next announcement. */
   const closeIfOver = async () => {
     const job = await deps.store.get(jobId);
     if (!job || !FINAL_STATUSES.has(job.status)) return;
     const sinceFinish = Date.now() - (job.finishedAt?.getTime() ?? 0);
-    if (sinceFinish >= FINAL_EVENT_GRACE_MS) close();
+    if (sinceFinish >= FINAL_EVENT_GRACE_MS || (await finalEventAtOrBefore(last))) close();
     else
       recheck ??= setTimeout(() => {
         recheck = undefined;
