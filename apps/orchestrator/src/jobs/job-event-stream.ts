@@ -1,16 +1,11 @@
 import type { Request, Response } from 'express';
 import type { Logger } from '../runtime/logger.ts';
+import { streamEnd } from './event-stream-end.ts';
 import type { JobEvents } from './job-events.ts';
 import { FINAL_STATUSES, type JobStatus } from './job-request.ts';
 import type { JobStore } from './job-store.ts';
 
 const KEEPALIVE_MS = 15_000;
-/**
- * A job's final status event is written just after the job is marked final. Past this, a final job
- * with nothing left after the client's Last-Event-ID has nothing more to say (the client has seen the
- * end, sent an id past it, or the event was lost), and the stream closes.
- */
-const FINAL_EVENT_GRACE_MS = 2_000;
 
 /**
  * Streams a job's events as server-sent events: first what is stored after `Last-Event-ID`, then each
@@ -43,24 +38,15 @@ export async function streamJobEvents(
     clearTimeout(recheck);
     response.end();
   };
-  /** Just after the job ended: is its final status event stored, and not after what the client has? */
-  const finalEventAtOrBefore = async (id: number) => {
-    const final = (await deps.store.eventsAfter(jobId, 0)).find(
-      (event) => event.type === 'status' && FINAL_STATUSES.has(event.data.status as JobStatus),
-    );
-    return final !== undefined && final.id <= id;
-  };
   /** Nothing new after `last`: close if the job is over, else wait for the next announcement. */
   const closeIfOver = async () => {
-    const job = await deps.store.get(jobId);
-    if (!job || !FINAL_STATUSES.has(job.status)) return;
-    const sinceFinish = Date.now() - (job.finishedAt?.getTime() ?? 0);
-    if (sinceFinish >= FINAL_EVENT_GRACE_MS || (await finalEventAtOrBefore(last))) close();
-    else
+    const end = await streamEnd(deps.store, jobId, last);
+    if (end === 'over') close();
+    else if (typeof end === 'number')
       recheck ??= setTimeout(() => {
         recheck = undefined;
         schedule();
-      }, FINAL_EVENT_GRACE_MS - sinceFinish);
+      }, end);
   };
   const drain = async () => {
     while (!closed) {
