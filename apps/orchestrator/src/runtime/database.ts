@@ -11,13 +11,13 @@ import type { Logger } from './logger.ts';
  * itself once PostgreSQL is back. The query that was running fails and its caller decides (a 503, a
  * retried run).
  */
-export function createPool(databaseUrl: string, schema: string, log?: Logger): pg.Pool {
+export function createPool(databaseUrl: string, schema: string, log?: Logger, max = 10): pg.Pool {
   const pool = new pg.Pool({
     connectionString: databaseUrl,
     options: `-c search_path=${schema}`,
     // Names the connections in pg_stat_activity (operators, and tests that cut them).
     application_name: `switchyard-orchestrator/${schema}`.slice(0, 63),
-    max: 10,
+    max,
     connectionTimeoutMillis: 10_000,
   });
   pool.on('error', (error) =>

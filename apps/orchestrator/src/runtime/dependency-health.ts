@@ -1,9 +1,12 @@
-import { Inject, Injectable, ServiceUnavailableException } from '@nestjs/common';
+import { Inject, Injectable, type OnApplicationShutdown, ServiceUnavailableException } from '@nestjs/common';
 import type { SwitchyardConfig } from '@switchyard/contracts';
 import type { Redis } from 'ioredis';
 import type pg from 'pg';
+import { createPool } from './database.ts';
 import { DependencyTimeoutError } from './dependency-errors.ts';
-import { CONFIG, PG_POOL, REDIS } from './tokens.ts';
+import type { Logger } from './logger.ts';
+import type { OrchestratorEnv } from './orchestrator-env.ts';
+import { CONFIG, ENV, LOGGER, REDIS } from './tokens.ts';
 
 export type Dependency = 'postgres' | 'redis';
 export type DependencyReport = Record<Dependency, string>;
@@ -14,7 +17,9 @@ const OK_FOR_MS = 500;
 function withTimeout<T>(work: Promise<T>, dependency: Dependency, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new DependencyTimeoutError(dependency, ms)), ms);
+    // Deferred past the poll phase: an answer that arrived while the event loop was stalled (a busy
+    // machine) is read before the stall is taken for an outage.
+    timer = setTimeout(() => setImmediate(() => reject(new DependencyTimeoutError(dependency, ms))), ms);
   });
   return Promise.race([work, late]).finally(() => clearTimeout(timer));
 }
@@ -23,18 +28,32 @@ function withTimeout<T>(work: Promise<T>, dependency: Dependency, ms: number): P
  * Probes PostgreSQL and Redis within `orchestrator.dependencyTimeoutMs`. A request that would
  * otherwise queue behind a paused Redis (ioredis holds commands until it answers) or a restarting
  * PostgreSQL asks first and is answered 503 at once.
+ *
+ * The probes use connections of their own: behind the shared pool and command connection they would
+ * wait for a busy replica's queries and call that an outage.
  */
 @Injectable()
-export class DependencyHealth {
+export class DependencyHealth implements OnApplicationShutdown {
   private readonly okUntil: Record<Dependency, number> = { postgres: 0, redis: 0 };
   private readonly timeoutMs: number;
+  private readonly redis: Redis;
+  private readonly pool: pg.Pool;
 
   constructor(
-    @Inject(REDIS) private readonly redis: Redis,
-    @Inject(PG_POOL) private readonly pool: pg.Pool,
+    @Inject(REDIS) redis: Redis,
+    @Inject(ENV) env: OrchestratorEnv,
     @Inject(CONFIG) config: SwitchyardConfig,
+    @Inject(LOGGER) log: Logger,
   ) {
     this.timeoutMs = config.orchestrator.dependencyTimeoutMs;
+    this.redis = redis.duplicate({ connectionName: `switchyard-orchestrator-${env.replicaId}-health` });
+    this.redis.on('error', (error) => log.debug({ err: error }, 'redis health connection error'));
+    this.pool = createPool(env.databaseUrl, env.databaseSchema, log, 1);
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    this.redis.disconnect();
+    await this.pool.end();
   }
 
   /** 'ok', or why the dependency is not usable right now. */
