@@ -4,7 +4,7 @@
  * servers of switchyard.yaml, submits a batch job and an agent job over HTTP, prints every tool call's
  * server, outcome, attempts and timings, and stops everything it started.
  */
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { resolve } from 'node:path';
 import { configPathFromEnv, loadConfig } from '@switchyard/contracts';
 import pg from 'pg';
@@ -65,7 +65,9 @@ async function main(): Promise<void> {
   process.chdir(ROOT);
   console.log(`Node.js:    ${process.version} (${process.execPath})`);
   const configPath = configPathFromEnv();
-  const config = loadConfig(configPath);
+  // The shipped config has no default key; the demo's processes share a random one of their own.
+  const demoKey = `demo-${randomBytes(24).toString('base64url')}`;
+  const config = loadConfig(configPath, { ...process.env, SWITCHYARD_DEMO_KEY: demoKey });
   const [team, teamConfig] = Object.entries(config.teams)[0] ?? [];
   const apiKey = teamConfig?.apiKeys[0];
   if (!team || !apiKey)
@@ -85,7 +87,12 @@ async function main(): Promise<void> {
     console.log(`Redis:      ${redis.url} (${redis.source})`);
     console.log(`PostgreSQL: ${postgres.url} (${postgres.source}), schema ${schema}`);
 
-    const common = { REDIS_URL: redis.url, SWITCHYARD_CONFIG: configPath, SWITCHYARD_PREFIX: prefix };
+    const common = {
+      REDIS_URL: redis.url,
+      SWITCHYARD_CONFIG: configPath,
+      SWITCHYARD_PREFIX: prefix,
+      SWITCHYARD_DEMO_KEY: demoKey,
+    };
     for (const id of ['demo-worker-1', 'demo-worker-2']) {
       processes.push(
         startNodeProcess(

@@ -1,7 +1,7 @@
 import { readLedger } from '@switchyard/example-mcp-servers/ledger';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ApiClient, Json } from '../support/api-client.ts';
-import { Deployment } from '../support/deployment.ts';
+import { Deployment, TEAM_KEYS } from '../support/deployment.ts';
 import { exampleServer } from '../support/fleet.ts';
 
 /** Auth, team isolation, tool allow-lists and malformed input: 4xx with a reason, never a 5xx. */
@@ -174,7 +174,7 @@ describe('API boundaries', () => {
       redis: 'ok',
       postgres: 'ok',
     });
-    const servers: Json = (await alpha.request('GET', '/v1/servers')).body;
+    const servers: Json = (await alpha.withKey(TEAM_KEYS.operator).request('GET', '/v1/servers')).body;
     expect(servers.servers.map((server: Json) => [server.name, server.availability])).toEqual([
       ['search', 'ready'],
       ['notes', 'ready'],

@@ -112,6 +112,34 @@ describe('metrics, health and the queue dashboard', () => {
     expect(api.body).toContain('tools.{search}');
   });
 
+  it('keeps the queue dashboard read-only: no retries, no concurrency changes, no new jobs', async () => {
+    const right = `Basic ${Buffer.from('ops:correct horse battery').toString('base64')}`;
+    // The search calls of beforeAll are the completed jobs there are (notes' call had bad arguments).
+    const queue = (await deployment.dispatcher()).queue('search');
+    const concurrency = await queue.getGlobalConcurrency();
+    const [done] = await queue.getCompleted();
+    expect(done?.id).toEqual(expect.any(String));
+    const base = `${orchestrator.url}/admin/queues/api/queues/${encodeURIComponent('tools.{search}')}`;
+    for (const [method, url, body] of [
+      ['PUT', `${base}/concurrency`, { concurrency: 8 }],
+      ['PUT', `${base}/${done?.id}/retry`, {}],
+      ['PUT', `${base}/retry/completed`, {}],
+      ['PUT', `${base}/pause`, {}],
+      ['POST', `${base}/add`, { name: 'call', data: {} }],
+      ['PUT', `${orchestrator.url}/admin/queues/api/queues/pause`, {}],
+    ] as const) {
+      const response = await fetch(url, {
+        method,
+        headers: { authorization: right, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+      expect(response.status, `${method} ${url}`).toBe(405);
+    }
+    expect(await queue.getGlobalConcurrency()).toBe(concurrency);
+    expect(await queue.getJobState(done?.id as string)).toBe('completed');
+    expect(await queue.isPaused()).toBe(false);
+  });
+
   it('reports a worker whose sessions are all down as not ready, with the reason', async () => {
     const lonely = await deployment.startWorker({ id: 'w-broken', servers: ['broken'], waitFor: [] });
     const port = (await lonely.waitFor((log) => log.msg === 'worker http listening', 'port')).port;

@@ -11,6 +11,8 @@ export const TEAM_KEYS = {
   alpha: 'alpha-key-0000000000000001',
   beta: 'beta-key-00000000000000002',
   searchers: 'searchers-key-000000000003',
+  /** Not a team: `operators.apiKeys`, the full fleet view on /v1/servers and /v1/tools. */
+  operator: 'operator-key-0000000000004',
 };
 
 export interface Orchestrator {
@@ -54,6 +56,7 @@ export class Deployment extends Fleet {
           searchers: { apiKeys: [TEAM_KEYS.searchers], tools: { allow: ['search__*'] } },
         },
         orchestrator: { ...FAST_ORCHESTRATOR_SETTINGS, ...options.orchestrator },
+        operators: { apiKeys: [TEAM_KEYS.operator] },
       },
       options.redisUrl,
     );

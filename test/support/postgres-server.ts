@@ -37,6 +37,11 @@ export class DedicatedPostgres {
     this.restarts += 1;
   }
 
+  /** Stops the server (clients are disconnected) and keeps its files: `start()` brings it back. */
+  async stopServer(): Promise<void> {
+    await this.pgCtl('stop', '-m', 'fast', '-w');
+  }
+
   /** pg_terminate_backend on every client backend but the caller's own; returns how many were ended. */
   async terminateBackends(): Promise<number> {
     const client = new pg.Client({ connectionString: this.url });

@@ -1,12 +1,15 @@
 import './telemetry/instrument.ts';
 import 'reflect-metadata';
-import { NestFactory } from '@nestjs/core';
+import type { Server } from 'node:http';
+import { NestFactory, Reflector } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { ConfigError, loadConfig, ORCHESTRATOR_UNUSED_SECRETS } from '@switchyard/contracts';
 import { AppModule } from './app.module.ts';
+import { DependencyTimeoutInterceptor } from './http/dependency-timeout.interceptor.ts';
 import { HttpErrorsFilter } from './http/http-errors.filter.ts';
 import { RouteSpanInterceptor } from './http/route-span.interceptor.ts';
+import { DependencyHealth } from './runtime/dependency-health.ts';
 import { createLogger, PinoNestLogger } from './runtime/logger.ts';
 import { readOrchestratorEnv } from './runtime/orchestrator-env.ts';
 
@@ -27,8 +30,17 @@ async function main(): Promise<void> {
     bodyParser: false,
   });
   app.useBodyParser('json', { limit: config.orchestrator.maxRequestBytes });
-  app.useGlobalFilters(new HttpErrorsFilter(log));
-  app.useGlobalInterceptors(new RouteSpanInterceptor());
+  const settings = config.orchestrator;
+  app.useGlobalFilters(new HttpErrorsFilter(log, settings.retryAfterSeconds));
+  app.useGlobalInterceptors(
+    new RouteSpanInterceptor(),
+    new DependencyTimeoutInterceptor(
+      app.get(Reflector),
+      app.get(DependencyHealth),
+      settings.dependencyTimeoutMs,
+    ),
+  );
+  limitSlowClients(app.getHttpServer(), settings);
   app.enableShutdownHooks(['SIGTERM', 'SIGINT']);
   const openApi = new DocumentBuilder()
     .setTitle('Switchyard')
@@ -42,6 +54,20 @@ async function main(): Promise<void> {
   const address = app.getHttpServer().address();
   const port = typeof address === 'object' && address ? address.port : env.port;
   log.info({ url: await app.getUrl(), port }, 'orchestrator listening');
+}
+
+/**
+ * A client that trickles its headers or body holds a socket and a parser; Node's defaults let it do
+ * so for 300 s. Node checks these limits every connectionsCheckingInterval (30 s by default), which
+ * is read when the server starts listening, so it is set here too.
+ */
+function limitSlowClients(server: Server, limits: { requestTimeoutMs: number; headersTimeoutMs: number }) {
+  server.requestTimeout = limits.requestTimeoutMs;
+  server.headersTimeout = limits.headersTimeoutMs;
+  (server as Server & { connectionsCheckingInterval: number }).connectionsCheckingInterval = Math.min(
+    1_000,
+    limits.headersTimeoutMs,
+  );
 }
 
 main().catch((error: unknown) => {

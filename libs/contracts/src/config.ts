@@ -153,6 +153,19 @@ export const OrchestratorSettingsSchema = z
       .min(1024)
       .max(64 * 1024 * 1024)
       .default(1024 * 1024),
+    /**
+     * How long an API request waits for PostgreSQL or Redis before it is answered 503 with Retry-After
+     * (a paused or restarting dependency must not hold requests until the client gives up).
+     */
+    dependencyTimeoutMs: z.int().min(50).max(60_000).default(2_000),
+    /** The Retry-After (seconds) of a 503 while a dependency is down and of a 429 past a team's limit. */
+    retryAfterSeconds: z.int().min(1).max(3_600).default(5),
+    /** Node's server.requestTimeout: the whole request (headers and body) must arrive within this. */
+    requestTimeoutMs: z.int().min(1_000).max(600_000).default(30_000),
+    /** Node's server.headersTimeout: the request headers must arrive within this. */
+    headersTimeoutMs: z.int().min(1_000).max(600_000).default(10_000),
+    /** Open server-sent event streams (GET /v1/jobs/:id/events) one team may hold on one replica. */
+    maxEventStreamsPerTeam: z.int().min(1).max(100_000).default(50),
     /** Limits of a job that does not set its own. */
     defaultLimits: z
       .strictObject({
@@ -162,13 +175,33 @@ export const OrchestratorSettingsSchema = z
       })
       .default({ maxSteps: 20, maxToolCalls: 100, deadlineMs: 600_000 }),
   })
+  // Node refuses a headersTimeout above requestTimeout.
+  .refine((settings) => settings.headersTimeoutMs <= settings.requestTimeoutMs, {
+    path: ['headersTimeoutMs'],
+    message: 'must be at most requestTimeoutMs',
+  })
   .default({
     agentRunConcurrency: 20,
     lockDurationMs: 30_000,
     stalledIntervalMs: 15_000,
     maxRequestBytes: 1024 * 1024,
+    dependencyTimeoutMs: 2_000,
+    retryAfterSeconds: 5,
+    requestTimeoutMs: 30_000,
+    headersTimeoutMs: 10_000,
+    maxEventStreamsPerTeam: 50,
     defaultLimits: { maxSteps: 20, maxToolCalls: 100, deadlineMs: 600_000 },
   });
+
+/**
+ * Operators see the fleet in full on /v1/servers and /v1/tools (sessions' last errors, every team's
+ * tools, queue depths); a team's key shows only what its own filters allow.
+ */
+export const OperatorsConfigSchema = z
+  .strictObject({
+    apiKeys: z.array(z.string().min(16, 'API keys must be at least 16 characters')).default([]),
+  })
+  .default({ apiKeys: [] });
 
 export const SwitchyardConfigSchema = z.strictObject({
   servers: z.record(
@@ -180,6 +213,7 @@ export const SwitchyardConfigSchema = z.strictObject({
     .default({}),
   worker: WorkerSettingsSchema,
   orchestrator: OrchestratorSettingsSchema,
+  operators: OperatorsConfigSchema,
 });
 
 export type ServerConfig = z.output<typeof ServerConfigSchema>;
@@ -188,6 +222,7 @@ export type RemoteServerConfig = Extract<ServerConfig, { transport: 'http' | 'ss
 export type TeamConfig = z.output<typeof TeamConfigSchema>;
 export type WorkerSettings = z.output<typeof WorkerSettingsSchema>;
 export type OrchestratorSettings = z.output<typeof OrchestratorSettingsSchema>;
+export type OperatorsConfig = z.output<typeof OperatorsConfigSchema>;
 export type SwitchyardConfig = z.output<typeof SwitchyardConfigSchema>;
 
 function describeIssue(issue: z.core.$ZodIssue): ConfigError {
@@ -206,7 +241,7 @@ export interface ConfigOptions {
 }
 
 /** What the tool worker never reads: the teams' API keys. */
-export const WORKER_UNUSED_SECRETS = ['teams.**'];
+export const WORKER_UNUSED_SECRETS = ['teams.**', 'operators.**'];
 /** What the orchestrator never reads: the MCP servers' environment and headers (tokens). */
 export const ORCHESTRATOR_UNUSED_SECRETS = ['servers.*.env.*', 'servers.*.headers.*'];
 

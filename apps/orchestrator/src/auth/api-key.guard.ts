@@ -11,6 +11,14 @@ import { type Team, TeamsService } from './teams.service.ts';
 
 type AuthenticatedRequest = Request & { team?: Team };
 
+/** The key of `Authorization: Bearer <key>`; a 401 when there is none. */
+export function bearerKey(request: Request): string {
+  const header = request.headers.authorization;
+  const match = header ? /^Bearer\s+(\S+)$/i.exec(header) : null;
+  if (!match?.[1]) throw new UnauthorizedException('missing "Authorization: Bearer <api key>" header');
+  return match[1];
+}
+
 /** Bearer API key on every /v1 route: a missing or unknown key is 401, never a hint which. */
 @Injectable()
 export class ApiKeyGuard implements CanActivate {
@@ -18,10 +26,7 @@ export class ApiKeyGuard implements CanActivate {
 
   canActivate(context: ExecutionContext): boolean {
     const request = context.switchToHttp().getRequest<AuthenticatedRequest>();
-    const header = request.headers.authorization;
-    const match = header ? /^Bearer\s+(\S+)$/i.exec(header) : null;
-    if (!match?.[1]) throw new UnauthorizedException('missing "Authorization: Bearer <api key>" header');
-    const team = this.teams.byApiKey(match[1]);
+    const team = this.teams.byApiKey(bearerKey(request));
     if (!team) throw new UnauthorizedException('unknown API key');
     request.team = team;
     return true;

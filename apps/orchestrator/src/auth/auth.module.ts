@@ -1,6 +1,10 @@
 import { Module } from '@nestjs/common';
 import { ApiKeyGuard } from './api-key.guard.ts';
 import { TeamsService } from './teams.service.ts';
+import { ViewerGuard } from './viewer.guard.ts';
 
-@Module({ providers: [TeamsService, ApiKeyGuard], exports: [TeamsService, ApiKeyGuard] })
+@Module({
+  providers: [TeamsService, ApiKeyGuard, ViewerGuard],
+  exports: [TeamsService, ApiKeyGuard, ViewerGuard],
+})
 export class AuthModule {}

@@ -99,6 +99,8 @@ export class CatalogReader {
   }
 
   private async load(): Promise<Snapshot> {
+    // Dated when asked, not when answered: a read that sat behind a paused Redis is stale on arrival.
+    const at = Date.now();
     const [catalog, workers] = await Promise.all([
       this.redis.hgetall(redisKeys.catalog(this.prefix)),
       this.redis.hgetall(redisKeys.workers(this.prefix)),
@@ -107,7 +109,7 @@ export class CatalogReader {
     const beats = parseEntries(workers, (value) => WorkerHeartbeatSchema.safeParse(value).data);
     await this.pruneDead(beats);
     return {
-      at: Date.now(),
+      at,
       servers: new Map(entries.map((entry) => [entry.server, entry])),
       workers: beats,
     };

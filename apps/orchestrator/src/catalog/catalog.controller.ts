@@ -1,20 +1,43 @@
 import { Controller, Get, Inject, UseGuards } from '@nestjs/common';
 import { ApiBearerAuth, ApiOkResponse, ApiTags } from '@nestjs/swagger';
-import { ApiKeyGuard, CurrentTeam } from '../auth/api-key.guard.ts';
-import type { Team } from '../auth/teams.service.ts';
-import { ModelToolCatalog } from './model-tool-catalog.ts';
+import picomatch from 'picomatch';
+import { CurrentViewer, type Viewer, ViewerGuard } from '../auth/viewer.guard.ts';
+import { ModelToolCatalog, type ModelToolView, type ToolFilter } from './model-tool-catalog.ts';
+
+const EVERYTHING: ToolFilter = { allow: ['*'], deny: [] };
+const COLLISION = /^tool name collision: (\S+) /;
+
+/**
+ * The tools a viewer may know of: an operator every one, a team those its filters allow. Name
+ * collisions are reported to a team only for names it could call.
+ */
+export async function visibleTools(catalog: ModelToolCatalog, viewer: Viewer): Promise<ModelToolView> {
+  if (viewer.kind === 'operator') return catalog.view(EVERYTHING);
+  const filter = viewer.team.config.tools;
+  const view = await catalog.view(filter);
+  const allowed = filter.allow.length > 0 ? picomatch(filter.allow) : () => false;
+  const denied = filter.deny.length > 0 ? picomatch(filter.deny) : () => false;
+  const errors = view.errors.filter((error) => {
+    const name = COLLISION.exec(error)?.[1];
+    return name !== undefined && allowed(name) && !denied(name);
+  });
+  return { tools: view.tools, errors };
+}
 
 @ApiTags('catalog')
 @ApiBearerAuth()
-@UseGuards(ApiKeyGuard)
+@UseGuards(ViewerGuard)
 @Controller('v1/tools')
 export class CatalogController {
   constructor(@Inject(ModelToolCatalog) private readonly catalog: ModelToolCatalog) {}
 
   @Get()
-  @ApiOkResponse({ description: "The tools this team's agents may call, with their availability" })
-  async list(@CurrentTeam() team: Team) {
-    const view = await this.catalog.view(team.config.tools);
+  @ApiOkResponse({
+    description:
+      "The tools this team's agents may call, with their availability (an operator key: every tool)",
+  })
+  async list(@CurrentViewer() viewer: Viewer) {
+    const view = await visibleTools(this.catalog, viewer);
     return {
       tools: view.tools.map((tool) => ({
         name: tool.name,

@@ -1,44 +1,84 @@
 import { Controller, Get, Inject, UseGuards } from '@nestjs/common';
 import { ApiBearerAuth, ApiOkResponse, ApiTags } from '@nestjs/swagger';
-import type { SwitchyardConfig } from '@switchyard/contracts';
-import { ApiKeyGuard } from '../auth/api-key.guard.ts';
+import type { SwitchyardConfig, WorkerHeartbeat } from '@switchyard/contracts';
+import { CurrentViewer, type Viewer, ViewerGuard } from '../auth/viewer.guard.ts';
+import { visibleTools } from '../catalog/catalog.controller.ts';
 import { CatalogReader } from '../catalog/catalog-reader.ts';
+import { ModelToolCatalog } from '../catalog/model-tool-catalog.ts';
 import { CONFIG } from '../runtime/tokens.ts';
 import { ToolCallDispatcher } from './tool-call-dispatcher.ts';
 
+/**
+ * The fleet as a viewer may see it. An operator gets every server with its sessions (worker ids and
+ * last errors, which carry the MCP server's stderr) and queue depths. A team gets only the servers of
+ * the tools its filters allow, with session counts by state: no stderr, which may echo another team's
+ * arguments, and no queue depths, which show other teams' activity.
+ */
 @ApiTags('fleet')
 @ApiBearerAuth()
-@UseGuards(ApiKeyGuard)
+@UseGuards(ViewerGuard)
 @Controller('v1/servers')
 export class FleetController {
   constructor(
     @Inject(CONFIG) private readonly config: SwitchyardConfig,
     @Inject(CatalogReader) private readonly catalog: CatalogReader,
+    @Inject(ModelToolCatalog) private readonly tools: ModelToolCatalog,
     @Inject(ToolCallDispatcher) private readonly dispatcher: ToolCallDispatcher,
   ) {}
 
   @Get()
-  @ApiOkResponse({ description: 'Every configured MCP server: availability, workers, tools and queue depth' })
-  async list() {
-    const [entries, workers] = await Promise.all([this.catalog.entries(), this.catalog.liveWorkers()]);
+  @ApiOkResponse({
+    description:
+      "A team: the servers of its allowed tools, their availability and session counts. An operator key: every server with sessions' last errors and queue depths",
+  })
+  async list(@CurrentViewer() viewer: Viewer) {
+    const [entries, workers, visible] = await Promise.all([
+      this.catalog.entries(),
+      this.catalog.liveWorkers(),
+      visibleTools(this.tools, viewer),
+    ]);
+    const names =
+      viewer.kind === 'operator'
+        ? Object.keys(this.config.servers)
+        : [...new Set(visible.tools.map((tool) => tool.server))].sort();
     const servers = await Promise.all(
-      Object.entries(this.config.servers).map(async ([name, server]) => {
-        const sessions = workers.flatMap((beat) => {
-          const status = beat.sessions[name];
-          return status ? [{ workerId: beat.workerId, ...status }] : [];
-        });
-        return {
+      names.map(async (name) => {
+        const server = this.config.servers[name];
+        if (!server) throw new Error(`server ${name} is not configured`);
+        const common = {
           name,
           transport: server.transport,
           concurrency: server.concurrency,
           availability: await this.catalog.availability(name, server.unavailableAfterMs),
-          tools: entries.get(name)?.tools.length ?? 0,
           serverInfo: entries.get(name)?.serverInfo,
-          sessions,
+        };
+        if (viewer.kind === 'team') {
+          return {
+            ...common,
+            tools: visible.tools.filter((tool) => tool.server === name).length,
+            sessions: sessionCounts(workers, name),
+          };
+        }
+        return {
+          ...common,
+          tools: entries.get(name)?.tools.length ?? 0,
+          sessions: workers.flatMap((beat) => {
+            const status = beat.sessions[name];
+            return status ? [{ workerId: beat.workerId, ...status }] : [];
+          }),
           queue: await this.dispatcher.queueCounts(name),
         };
       }),
     );
     return { servers };
   }
+}
+
+function sessionCounts(workers: WorkerHeartbeat[], server: string): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const beat of workers) {
+    const state = beat.sessions[server]?.state;
+    if (state) counts[state] = (counts[state] ?? 0) + 1;
+  }
+  return counts;
 }

@@ -1,22 +1,13 @@
 import { Controller, Get, Inject, ServiceUnavailableException } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
-import type { Redis } from 'ioredis';
-import type pg from 'pg';
-import { PG_POOL, REDIS } from '../runtime/tokens.ts';
-
-const withTimeout = <T>(work: Promise<T>, ms: number): Promise<T> =>
-  Promise.race([
-    work,
-    new Promise<T>((_, reject) => setTimeout(() => reject(new Error(`no answer in ${ms} ms`)), ms).unref()),
-  ]);
+import { WithoutDependencyTimeout } from '../http/dependency-timeout.interceptor.ts';
+import { DependencyHealth } from '../runtime/dependency-health.ts';
 
 @ApiTags('health')
 @Controller('health')
+@WithoutDependencyTimeout()
 export class HealthController {
-  constructor(
-    @Inject(REDIS) private readonly redis: Redis,
-    @Inject(PG_POOL) private readonly pool: pg.Pool,
-  ) {}
+  constructor(@Inject(DependencyHealth) private readonly dependencies: DependencyHealth) {}
 
   /** The process is up and serving HTTP. */
   @Get('live')
@@ -24,18 +15,16 @@ export class HealthController {
     return { status: 'ok' };
   }
 
-  /** Ready for traffic: Redis and PostgreSQL both answer. */
+  /**
+   * Ready for traffic: Redis and PostgreSQL both answer within orchestrator.dependencyTimeoutMs.
+   * Otherwise 503 naming what is missing (`missing: ["postgres"]`) and why.
+   */
   @Get('ready')
   async ready() {
-    const checks = await Promise.allSettled([
-      withTimeout(this.redis.ping(), 2_000),
-      withTimeout(this.pool.query('SELECT 1'), 2_000),
-    ]);
-    const [redis, postgres] = checks.map((check) =>
-      check.status === 'fulfilled' ? 'ok' : String(check.reason),
-    );
-    const body = { status: redis === 'ok' && postgres === 'ok' ? 'ok' : 'unavailable', redis, postgres };
-    if (body.status !== 'ok') throw new ServiceUnavailableException(body);
+    const report = await this.dependencies.check();
+    const missing = (Object.keys(report) as (keyof typeof report)[]).filter((name) => report[name] !== 'ok');
+    const body = { status: missing.length === 0 ? 'ok' : 'unavailable', missing, ...report };
+    if (missing.length > 0) throw new ServiceUnavailableException(body);
     return body;
   }
 }

@@ -1,5 +1,6 @@
 import type { Request, Response } from 'express';
 import type { Logger } from '../runtime/logger.ts';
+import { streamEnd } from './event-stream-end.ts';
 import type { JobEvents } from './job-events.ts';
 import { FINAL_STATUSES, type JobStatus } from './job-request.ts';
 import type { JobStore } from './job-store.ts';
@@ -27,13 +28,25 @@ export async function streamJobEvents(
   let last = lastEventId;
   let closed = false;
   let draining: Promise<void> = Promise.resolve();
+  let recheck: NodeJS.Timeout | undefined;
 
   const close = () => {
     if (closed) return;
     closed = true;
     unwatch();
     clearInterval(keepalive);
+    clearTimeout(recheck);
     response.end();
+  };
+  /** Nothing new after `last`: close if the job is over, else wait for the next announcement. */
+  const closeIfOver = async () => {
+    const end = await streamEnd(deps.store, jobId, last);
+    if (end === 'over') close();
+    else if (typeof end === 'number')
+      recheck ??= setTimeout(() => {
+        recheck = undefined;
+        schedule();
+      }, end);
   };
   const drain = async () => {
     while (!closed) {
@@ -48,7 +61,10 @@ export async function streamJobEvents(
           return;
         }
       }
-      if (batch.length === 0) return;
+      if (batch.length === 0) {
+        await closeIfOver();
+        return;
+      }
     }
   };
   // Drains run one after another, so events are written once and in order.

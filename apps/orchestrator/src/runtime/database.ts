@@ -1,19 +1,36 @@
 import { Kysely, PostgresDialect, type PostgresPool, sql } from 'kysely';
 import { type Migration, Migrator } from 'kysely/migration';
 import pg from 'pg';
+import type { Logger } from './logger.ts';
 import { MIGRATIONS } from './migrations/index.ts';
 
 /**
  * One pool per process, pinned to the deployment's schema with search_path, so every query is
  * unqualified and a test run's fresh schema isolates it completely.
+ *
+ * A connection PostgreSQL drops (restart, failover, pg_terminate_backend) emits 'error' on its client
+ * and, when idle, on the pool: unhandled, either ends the process. Both are logged instead; the pool
+ * discards the broken client and the next checkout opens a fresh connection, so service resumes by
+ * itself once PostgreSQL is back. The query that was running fails and its caller decides (a 503, a
+ * retried run).
  */
-export function createPool(databaseUrl: string, schema: string): pg.Pool {
-  return new pg.Pool({
+export function createPool(databaseUrl: string, schema: string, log?: Logger, max = 10): pg.Pool {
+  const pool = new pg.Pool({
     connectionString: databaseUrl,
     options: `-c search_path=${schema}`,
-    max: 10,
+    // Names the connections in pg_stat_activity (operators, and tests that cut them).
+    application_name: `switchyard-orchestrator/${schema}`.slice(0, 63),
+    max,
     connectionTimeoutMillis: 10_000,
   });
+  pool.on('error', (error) =>
+    log?.warn({ err: error }, 'idle PostgreSQL connection lost; it will be replaced'),
+  );
+  // A checked-out client has no listener of the pool's: one dropped mid-query must not crash either.
+  pool.on('connect', (client) => {
+    client.on('error', (error) => log?.warn({ err: error }, 'PostgreSQL connection lost'));
+  });
+  return pool;
 }
 
 /** Serializes migrations across replicas starting at once. */

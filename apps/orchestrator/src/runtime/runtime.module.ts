@@ -4,6 +4,7 @@ import { stopTracing } from '@switchyard/telemetry';
 import { Redis } from 'ioredis';
 import type pg from 'pg';
 import { createPool, migrate } from './database.ts';
+import { DependencyHealth } from './dependency-health.ts';
 import type { Logger } from './logger.ts';
 import type { OrchestratorEnv } from './orchestrator-env.ts';
 import { CONFIG, ENV, LOGGER, PG_POOL, REDIS } from './tokens.ts';
@@ -39,9 +40,10 @@ export class RuntimeModule implements OnModuleInit, OnApplicationShutdown {
             return redis;
           },
         },
-        { provide: PG_POOL, useFactory: () => createPool(env.databaseUrl, env.databaseSchema) },
+        { provide: PG_POOL, useFactory: () => createPool(env.databaseUrl, env.databaseSchema, log) },
+        DependencyHealth,
       ],
-      exports: [CONFIG, ENV, LOGGER, REDIS, PG_POOL],
+      exports: [CONFIG, ENV, LOGGER, REDIS, PG_POOL, DependencyHealth],
     };
   }
 

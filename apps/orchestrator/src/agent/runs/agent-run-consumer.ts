@@ -1,13 +1,21 @@
 import { Inject, Injectable, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import { AGENT_RUNS_QUEUE, type SwitchyardConfig } from '@switchyard/contracts';
-import { Worker } from 'bullmq';
+import { DelayedError, type Job, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { AgentRunData } from '../../jobs/agent-run-queue.ts';
+import { isDependencyOutage } from '../../runtime/dependency-errors.ts';
 import type { Logger } from '../../runtime/logger.ts';
 import type { OrchestratorEnv } from '../../runtime/orchestrator-env.ts';
 import { CONFIG, ENV, LOGGER, REDIS } from '../../runtime/tokens.ts';
 import { AgentRunner } from './agent-runner.ts';
 import { BullRunLease } from './run-lease.ts';
+
+/**
+ * A run interrupted by PostgreSQL or Redis being unreachable is put back to wait this long, as often
+ * as it takes: an outage is not the run's failure and uses none of its attempts, so a run outlasts a
+ * database restart of any length and continues by itself afterwards.
+ */
+const OUTAGE_RETRY_MS = 2_000;
 
 /**
  * This replica's consumer of the `agent-runs` queue. Every replica runs one, so runs spread over the
@@ -33,14 +41,7 @@ export class AgentRunConsumer implements OnApplicationBootstrap, OnModuleDestroy
       AGENT_RUNS_QUEUE,
       // BullMQ passes a signal only to a processor that takes three parameters. It aborts only when
       // the lock is lost (below): a hand-over, which the runner must not mistake for a cancel.
-      (job, token, signal) =>
-        this.runner.run(
-          job.data.jobId,
-          this.env.replicaId,
-          new BullRunLease(job, token, settings.lockDurationMs, signal, (error) =>
-            this.log.warn({ job_id: job.id, err: error }, 'could not confirm the lock of a run'),
-          ),
-        ),
+      (job, token, signal) => this.process(job, token, signal),
       {
         connection: this.redis,
         prefix: this.env.prefix,
@@ -55,7 +56,8 @@ export class AgentRunConsumer implements OnApplicationBootstrap, OnModuleDestroy
     // (stalled more than maxStalledCount times), which happens with attempts left.
     this.worker.on('failed', (job, error) => {
       if (job?.finishedOn === undefined) return;
-      // A failed write leaves the job `running` in PostgreSQL: say so loudly, with the job.
+      // Unhandled, a rejection here (PostgreSQL down) would end the process; a failed write leaves the
+      // job `running` in PostgreSQL, so say so loudly, with the job.
       this.runner
         .giveUp(job.data.jobId, error.message)
         .catch((failure: unknown) =>
@@ -71,6 +73,24 @@ export class AgentRunConsumer implements OnApplicationBootstrap, OnModuleDestroy
         this.worker?.cancelJob(jobId, 'lock lost');
       }
     });
+  }
+
+  private async process(job: Job<AgentRunData>, token: string | undefined, signal?: AbortSignal) {
+    const lease = new BullRunLease(job, token, this.config.orchestrator.lockDurationMs, signal, (error) =>
+      this.log.warn({ job_id: job.id, err: error }, 'could not confirm the lock of a run'),
+    );
+    try {
+      await this.runner.run(job.data.jobId, this.env.replicaId, lease);
+    } catch (error) {
+      // A lost lease is a hand-over: the run is no longer ours to put back.
+      if (lease.signal.aborted || !token || !isDependencyOutage(error)) throw error;
+      this.log.warn(
+        { job_id: job.data.jobId, err: error, retry_in_ms: OUTAGE_RETRY_MS },
+        'run interrupted by a dependency outage; it waits and resumes without using an attempt',
+      );
+      await job.moveToDelayed(Date.now() + OUTAGE_RETRY_MS, token);
+      throw new DelayedError();
+    }
   }
 
   async onModuleDestroy(): Promise<void> {

@@ -1,0 +1,97 @@
+import { Inject, Injectable, type OnApplicationShutdown, ServiceUnavailableException } from '@nestjs/common';
+import type { SwitchyardConfig } from '@switchyard/contracts';
+import type { Redis } from 'ioredis';
+import type pg from 'pg';
+import { createPool } from './database.ts';
+import { DependencyTimeoutError } from './dependency-errors.ts';
+import type { Logger } from './logger.ts';
+import type { OrchestratorEnv } from './orchestrator-env.ts';
+import { CONFIG, ENV, LOGGER, REDIS } from './tokens.ts';
+
+export type Dependency = 'postgres' | 'redis';
+export type DependencyReport = Record<Dependency, string>;
+
+/** A good answer is trusted this long, so a burst of requests costs one probe, not one each. */
+const OK_FOR_MS = 500;
+
+function withTimeout<T>(work: Promise<T>, dependency: Dependency, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    // Deferred past the poll phase: an answer that arrived while the event loop was stalled (a busy
+    // machine) is read before the stall is taken for an outage.
+    timer = setTimeout(() => setImmediate(() => reject(new DependencyTimeoutError(dependency, ms))), ms);
+  });
+  return Promise.race([work, late]).finally(() => clearTimeout(timer));
+}
+
+/**
+ * Probes PostgreSQL and Redis within `orchestrator.dependencyTimeoutMs`. A request that would
+ * otherwise queue behind a paused Redis (ioredis holds commands until it answers) or a restarting
+ * PostgreSQL asks first and is answered 503 at once.
+ *
+ * The probes use connections of their own: behind the shared pool and command connection they would
+ * wait for a busy replica's queries and call that an outage.
+ */
+@Injectable()
+export class DependencyHealth implements OnApplicationShutdown {
+  private readonly okUntil: Record<Dependency, number> = { postgres: 0, redis: 0 };
+  private readonly timeoutMs: number;
+  private readonly redis: Redis;
+  private readonly pool: pg.Pool;
+
+  constructor(
+    @Inject(REDIS) redis: Redis,
+    @Inject(ENV) env: OrchestratorEnv,
+    @Inject(CONFIG) config: SwitchyardConfig,
+    @Inject(LOGGER) log: Logger,
+  ) {
+    this.timeoutMs = config.orchestrator.dependencyTimeoutMs;
+    this.redis = redis.duplicate({ connectionName: `switchyard-orchestrator-${env.replicaId}-health` });
+    this.redis.on('error', (error) => log.debug({ err: error }, 'redis health connection error'));
+    this.pool = createPool(env.databaseUrl, env.databaseSchema, log, 1);
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    this.redis.disconnect();
+    await this.pool.end();
+  }
+
+  /** 'ok', or why the dependency is not usable right now. */
+  async check(): Promise<DependencyReport> {
+    const [postgres, redis] = await Promise.all([this.probe('postgres'), this.probe('redis')]);
+    return { postgres, redis };
+  }
+
+  /**
+   * Throws a 503 naming every dependency in `needed` that does not answer within `timeoutMs` (default
+   * orchestrator.dependencyTimeoutMs). `fresh` asks again even after a recent good answer.
+   */
+  async require(needed: Dependency[], options: { fresh?: boolean; timeoutMs?: number } = {}): Promise<void> {
+    const now = Date.now();
+    const unknown = needed.filter((dependency) => options.fresh || this.okUntil[dependency] < now);
+    if (unknown.length === 0) return;
+    const results = await Promise.all(
+      unknown.map(async (dependency) => [dependency, await this.probe(dependency, options.timeoutMs)]),
+    );
+    const missing = results.filter(([, state]) => state !== 'ok');
+    if (missing.length === 0) return;
+    throw new ServiceUnavailableException({
+      statusCode: 503,
+      error: 'Service Unavailable',
+      message: `unavailable: ${missing.map(([dependency, state]) => `${dependency} (${state})`).join(', ')}; try again later`,
+      missing: missing.map(([dependency]) => dependency),
+    });
+  }
+
+  private async probe(dependency: Dependency, timeoutMs = this.timeoutMs): Promise<string> {
+    try {
+      const work: Promise<unknown> = dependency === 'redis' ? this.redis.ping() : this.pool.query('SELECT 1');
+      await withTimeout(work, dependency, timeoutMs);
+      this.okUntil[dependency] = Date.now() + OK_FOR_MS;
+      return 'ok';
+    } catch (error) {
+      this.okUntil[dependency] = 0;
+      return error instanceof Error ? error.message : String(error);
+    }
+  }
+}
