@@ -1,11 +1,11 @@
 import {
+  buildOutcome,
   modelText,
   OUTCOME_ENVELOPE_BYTES,
   type ToolCallJob,
   ToolCallOutcomeSchema,
 } from '@switchyard/contracts';
 import { describe, expect, it } from 'vitest';
-import { buildOutcome } from '../src/execution/outcome-builder.ts';
 import { type CappedResult, capResult, jsonDepthExceeds } from '../src/execution/result-cap.ts';
 
 const textForModel = (capped: CappedResult) => modelText(capped.content, capped.structuredContent);
@@ -81,18 +81,16 @@ const CALL: ToolCallJob = {
 /** The worker's stored form of an ok result: what lands in Redis (job return value, stream) and PostgreSQL. */
 function storedJson(capped: CappedResult): string {
   return JSON.stringify(
-    buildOutcome(
-      CALL,
-      'worker-'.repeat(20),
-      { pickedUpAt: Date.now(), sentAt: Date.now() },
-      {
-        status: 'ok',
-        attempts: 1,
-        content: capped.content,
-        ...(capped.structuredContent ? { structuredContent: capped.structuredContent } : {}),
-        truncated: capped.truncated,
-      },
-    ),
+    buildOutcome(CALL, {
+      workerId: 'worker-'.repeat(20),
+      pickedUpAt: Date.now(),
+      sentAt: Date.now(),
+      status: 'ok',
+      attempts: 1,
+      content: capped.content,
+      ...(capped.structuredContent ? { structuredContent: capped.structuredContent } : {}),
+      truncated: capped.truncated,
+    }),
   );
 }
 
@@ -158,18 +156,14 @@ describe('the cap covers the whole stored outcome (issue 8 item 4)', () => {
     const capped = capResult({ content: [{ type: 'text', text }] }, maxBytes);
     // Even when handed the model's text, the stored form drops it: the content already says it.
     const json = JSON.stringify(
-      buildOutcome(
-        CALL,
-        'w',
-        { pickedUpAt: Date.now() },
-        {
-          status: 'ok',
-          attempts: 1,
-          text: modelText(capped.content),
-          content: capped.content,
-          truncated: capped.truncated,
-        },
-      ),
+      buildOutcome(CALL, {
+        workerId: 'w',
+        status: 'ok',
+        attempts: 1,
+        text: modelText(capped.content),
+        content: capped.content,
+        truncated: capped.truncated,
+      }),
     );
     expect(JSON.parse(json)).not.toHaveProperty('text');
     expect(Buffer.byteLength(json)).toBeLessThan(text.length + 2048);
@@ -177,17 +171,13 @@ describe('the cap covers the whole stored outcome (issue 8 item 4)', () => {
   });
 
   it('keeps the text of a failure, which the content cannot give', () => {
-    const outcome = buildOutcome(
-      CALL,
-      'w',
-      { pickedUpAt: Date.now() },
-      {
-        status: 'failed',
-        attempts: 1,
-        text: 'The call failed: boom',
-        error: 'boom',
-      },
-    );
+    const outcome = buildOutcome(CALL, {
+      workerId: 'w',
+      status: 'failed',
+      attempts: 1,
+      text: 'The call failed: boom',
+      error: 'boom',
+    });
     expect(ToolCallOutcomeSchema.parse(outcome).text).toBe('The call failed: boom');
   });
 });

@@ -5,6 +5,8 @@ export * from './env-expansion.ts';
 export * from './idempotency.ts';
 export * from './naming.ts';
 export * from './outcome.ts';
+export * from './outcome-builder.ts';
+export * from './outcome-notice.ts';
 export * from './text-safety.ts';
 export * from './tool-call.ts';
 export * from './trace-carrier.ts';

@@ -1,20 +1,13 @@
 import {
-  EXECUTED_BY_STATUS,
+  buildOutcome,
   type Executed,
+  type OutcomeCall,
   type OutcomeStatus,
   type ToolCallOutcome,
-  type TraceCarrier,
-  traceIdOf,
+  ToolCallOutcomeSchema,
 } from '@switchyard/contracts';
 
-export interface LocalCall {
-  jobId: string;
-  toolCallId: string;
-  server: string;
-  tool: string;
-  enqueuedAt: number;
-  trace?: TraceCarrier;
-}
+export type LocalCall = OutcomeCall;
 
 /** An outcome decided on the orchestrator side, without a worker (never sent, cancelled, lost). */
 export function localOutcome(
@@ -22,25 +15,9 @@ export function localOutcome(
   status: OutcomeStatus,
   text: string,
   error?: string,
-  executed: Executed = EXECUTED_BY_STATUS[status],
+  executed?: Executed,
 ): ToolCallOutcome {
-  const now = Date.now();
-  const traceId = traceIdOf(call.trace);
-  return {
-    status,
-    executed,
-    attempts: 0,
-    server: call.server,
-    tool: call.tool,
-    jobId: call.jobId,
-    toolCallId: call.toolCallId,
-    queuedMs: Math.max(0, now - call.enqueuedAt),
-    runMs: 0,
-    ...(traceId ? { traceId } : {}),
-    text,
-    content: [],
-    truncated: false,
-    ...(error ? { error } : {}),
-    finishedAt: now,
-  };
+  return ToolCallOutcomeSchema.parse(
+    buildOutcome(call, { status, text, ...(error ? { error } : {}), ...(executed ? { executed } : {}) }),
+  );
 }

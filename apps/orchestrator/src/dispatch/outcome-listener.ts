@@ -1,13 +1,8 @@
-import { redisKeys } from '@switchyard/contracts';
+import { type OutcomeNotice, parseOutcomeNotice, redisKeys } from '@switchyard/contracts';
 import type { Redis } from 'ioredis';
 
 /** A notification that a tool-call job settled: the outcome JSON, or BullMQ's failure reason. */
-export interface SettledNotice {
-  queue: string;
-  id: string;
-  outcome?: string;
-  failedReason?: string;
-}
+export type SettledNotice = OutcomeNotice;
 
 const BLOCK_MS = 5_000;
 const BATCH = 500;
@@ -92,11 +87,9 @@ export class OutcomeListener {
   }
 
   private deliver(fields: string[]): void {
-    const notice: Record<string, string> = {};
-    for (let index = 0; index + 1 < fields.length; index += 2) {
-      notice[fields[index] as string] = fields[index + 1] as string;
-    }
-    if (!notice.queue || !notice.id) return;
-    this.handlers.get(OutcomeListener.key(notice.queue, notice.id))?.(notice as unknown as SettledNotice);
+    // An entry that is not a notice is skipped: its waiter still settles from the job in a reconcile round.
+    const notice = parseOutcomeNotice(fields);
+    if (!notice) return;
+    this.handlers.get(OutcomeListener.key(notice.queue, notice.id))?.(notice);
   }
 }

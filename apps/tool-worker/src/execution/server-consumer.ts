@@ -1,5 +1,7 @@
 import {
   type ArgumentValidator,
+  type OutcomeNotice,
+  outcomeNoticeFields,
   redisKeys,
   type ServerConfig,
   type StoredToolCallOutcome,
@@ -155,7 +157,10 @@ export class ServerConsumer {
     await this.publish(job, { failedReason: error.message });
   }
 
-  private async publish(job: Job, fields: Record<string, string>): Promise<void> {
+  private async publish(
+    job: Job,
+    settled: Pick<OutcomeNotice, 'outcome'> | Pick<OutcomeNotice, 'failedReason'>,
+  ): Promise<void> {
     const { redis, prefix, log, server } = this.deps;
     try {
       await redis.xadd(
@@ -164,11 +169,7 @@ export class ServerConsumer {
         '~',
         OUTCOME_STREAM_MAXLEN,
         '*',
-        'queue',
-        toolQueueName(server),
-        'id',
-        String(job.id),
-        ...Object.entries(fields).flat(),
+        ...outcomeNoticeFields({ queue: toolQueueName(server), id: String(job.id), ...settled }),
       );
     } catch (error) {
       // Waiters reconcile from the job's state, so a lost notification delays, never loses, an outcome.

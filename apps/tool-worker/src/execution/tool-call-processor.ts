@@ -1,9 +1,11 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import {
   type ArgumentValidator,
+  buildOutcome,
   carrierFrom,
   isIdempotent,
   OUTCOME_DETAIL_BYTES,
+  type OutcomeFacts,
   type ServerConfig,
   type StoredToolCallOutcome,
   safeJson,
@@ -19,8 +21,13 @@ import { classifyCallError } from './call-errors.ts';
 import { inConsumerSpan, inMcpCallSpan } from './call-spans.ts';
 import { CallAbort, type InFlightCalls } from './in-flight-calls.ts';
 import type { JobFence } from './job-fence.ts';
-import { buildOutcome, type CallTiming } from './outcome-builder.ts';
 import { capResult, cutToEncodedBytes, jsonDepthExceeds } from './result-cap.ts';
+
+/** When this worker took the call and when it sent it: the outcome's queue wait and run time. */
+interface CallTiming {
+  pickedUpAt: number;
+  sentAt?: number;
+}
 
 /** Job progress doubles as the at-most-once marker: it is written before a non-idempotent call is sent. */
 interface DispatchMarker {
@@ -126,8 +133,13 @@ export function createToolCallProcessor(deps: ProcessorDeps) {
     const marker = dispatchMarker(job.progress);
     const annotations = session.tool(call.tool)?.annotations;
     const idempotent = call.idempotent && isIdempotent(config, call.tool, annotations);
-    const outcome = (fields: Parameters<typeof buildOutcome>[3]) =>
-      buildOutcome(call, workerId, timing, fields);
+    const outcome = (facts: Omit<OutcomeFacts, 'workerId' | 'pickedUpAt' | 'sentAt'>) =>
+      buildOutcome(call, {
+        ...facts,
+        workerId,
+        pickedUpAt: timing.pickedUpAt,
+        ...(timing.sentAt ? { sentAt: timing.sentAt } : {}),
+      });
 
     // At most once: a non-idempotent call that was already sent by a worker that then vanished
     // (its lock expired and BullMQ handed the job to us) must not run again.
@@ -400,21 +412,23 @@ function malformedJobOutcome(
   timing: CallTiming,
 ): StoredToolCallOutcome {
   const data = (job.data ?? {}) as Partial<ToolCallJob>;
-  return {
-    status: 'failed',
-    executed: 'no',
-    attempts: 0,
-    server,
-    tool: String(data.tool ?? 'unknown'),
-    jobId: String(data.jobId ?? job.id),
-    toolCallId: String(data.toolCallId ?? job.id),
-    workerId,
-    queuedMs: 0,
-    runMs: 0,
-    text: 'The tool call job was malformed and was not run.',
-    content: [],
-    truncated: false,
-    error: cutToEncodedBytes(`malformed job data: ${reason}`, OUTCOME_DETAIL_BYTES),
-    finishedAt: timing.pickedUpAt,
-  };
+  return buildOutcome(
+    {
+      jobId: String(data.jobId ?? job.id),
+      toolCallId: String(data.toolCallId ?? job.id),
+      server,
+      tool: String(data.tool ?? 'unknown'),
+      // Unreadable as it is, the job's own enqueue time cannot be trusted: no queue wait is claimed.
+      enqueuedAt: timing.pickedUpAt,
+    },
+    {
+      status: 'failed',
+      executed: 'no',
+      workerId,
+      pickedUpAt: timing.pickedUpAt,
+      text: 'The tool call job was malformed and was not run.',
+      error: cutToEncodedBytes(`malformed job data: ${reason}`, OUTCOME_DETAIL_BYTES),
+    },
+    timing.pickedUpAt,
+  );
 }
