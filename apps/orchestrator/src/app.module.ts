@@ -5,9 +5,9 @@ import { AuthModule } from './auth/auth.module.ts';
 import { CatalogModule } from './catalog/catalog.module.ts';
 import { QueueDashboardModule } from './dashboard/queue-dashboard.module.ts';
 import { DispatchModule } from './dispatch/dispatch.module.ts';
+import { FleetModule } from './fleet/fleet.module.ts';
 import { HealthModule } from './health/health.module.ts';
 import { JobsModule } from './jobs/jobs.module.ts';
-import { FleetMetricsModule } from './metrics/fleet-metrics.module.ts';
 import { MetricsModule } from './metrics/metrics.module.ts';
 import type { Logger } from './runtime/logger.ts';
 import type { OrchestratorEnv } from './runtime/orchestrator-env.ts';
@@ -27,7 +27,7 @@ export class AppModule {
         JobsModule,
         AgentModule,
         HealthModule,
-        FleetMetricsModule,
+        FleetModule,
         QueueDashboardModule,
       ],
     };

@@ -4,7 +4,7 @@ import { Redis } from 'ioredis';
 import pino from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
 import { AgentRunConsumer } from '../src/agent/runs/agent-run-consumer.ts';
-import type { AgentRunner } from '../src/agent/runs/agent-runner.ts';
+import type { JobRunner } from '../src/agent/runs/job-runner.ts';
 import { AgentRunQueue } from '../src/jobs/agent-run-queue.ts';
 import type { OrchestratorEnv } from '../src/runtime/orchestrator-env.ts';
 
@@ -42,7 +42,7 @@ describe('agent-run consumer', () => {
         return new Promise<void>((resolve) => hung.push(resolve));
       },
       giveUp: async (jobId: string, reason: string) => gaveUp({ jobId, reason }),
-    } as unknown as AgentRunner;
+    } as unknown as JobRunner;
     const consumer = new AgentRunConsumer(runner, redis, config, env, pino({ level: 'silent' }));
     consumer.onApplicationBootstrap();
     try {

@@ -1,6 +1,6 @@
 import { findUnsafeJson } from '@switchyard/contracts';
 import { z } from 'zod';
-import { ModelSpecSchema } from '../agent/models/model-spec.ts';
+import { ModelSpecSchema } from '../models/model-spec.ts';
 
 const toolPatterns = z.array(z.string().min(1).max(200)).max(200);
 

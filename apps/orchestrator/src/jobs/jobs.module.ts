@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
-import { CheckpointModule } from '../agent/runs/checkpoint.module.ts';
 import { AuthModule } from '../auth/auth.module.ts';
+import { CheckpointModule } from '../checkpoints/checkpoint.module.ts';
 import { AgentRunQueue } from './agent-run-queue.ts';
 import { JobEvents } from './job-events.ts';
 import { JobStore } from './job-store.ts';

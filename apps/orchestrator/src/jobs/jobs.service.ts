@@ -9,10 +9,10 @@ import {
   NotFoundException,
   ServiceUnavailableException,
 } from '@nestjs/common';
-import { createChatModel, defaultModelSpecFromEnv, ModelConfigError } from '../agent/models/index.ts';
-import { type TranscriptMessage, TranscriptReader } from '../agent/runs/transcript-reader.ts';
 import type { Team } from '../auth/teams.service.ts';
+import { type TranscriptMessage, TranscriptReader } from '../checkpoints/transcript-reader.ts';
 import { OrchestratorMetrics } from '../metrics/orchestrator-metrics.ts';
+import { createChatModel, defaultModelSpecFromEnv, ModelConfigError } from '../models/index.ts';
 import type { Logger } from '../runtime/logger.ts';
 import type { OrchestratorEnv } from '../runtime/orchestrator-env.ts';
 import { ENV, LOGGER } from '../runtime/tokens.ts';

@@ -7,7 +7,7 @@ import {
   defaultModelSpecFromEnv,
   ModelConfigError,
   ScriptedChatModel,
-} from '../../src/agent/models/index.ts';
+} from '../../src/models/index.ts';
 
 /** The error createChatModel threw, so its fields can be checked. */
 const configErrorOf = (build: () => unknown): ModelConfigError => {

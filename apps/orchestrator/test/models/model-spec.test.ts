@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ModelSpecSchema } from '../../src/agent/models/index.ts';
+import { ModelSpecSchema } from '../../src/models/index.ts';
 
 /** Issues as [code, path] pairs, the part of a zod error the HTTP layer turns into a 400 body. */
 const issuesOf = (input: unknown) => {

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { HumanMessage, ToolMessage } from '@langchain/core/messages';
 import { ChatOpenAI } from '@langchain/openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createChatModel } from '../../src/agent/models/index.ts';
+import { createChatModel } from '../../src/models/index.ts';
 
 /** What the fake server saw, one entry per request. */
 interface Received {

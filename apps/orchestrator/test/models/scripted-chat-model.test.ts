@@ -5,7 +5,7 @@ import {
   SCRIPT_EXHAUSTED_PREFIX,
   ScriptedChatModel,
   type ScriptTurn,
-} from '../../src/agent/models/index.ts';
+} from '../../src/models/index.ts';
 
 const script: ScriptTurn[] = [
   {

@@ -1,7 +1,7 @@
 import { AIMessage, type BaseMessage, HumanMessage, ToolMessage } from '@langchain/core/messages';
 import { END, MemorySaver, MessagesAnnotation, START, StateGraph } from '@langchain/langgraph';
 import { describe, expect, it } from 'vitest';
-import { ScriptedChatModel, type ScriptTurn } from '../../src/agent/models/index.ts';
+import { ScriptedChatModel, type ScriptTurn } from '../../src/models/index.ts';
 
 const script: ScriptTurn[] = [
   {

@@ -7,7 +7,7 @@ import { isDependencyOutage } from '../../runtime/dependency-errors.ts';
 import type { Logger } from '../../runtime/logger.ts';
 import type { OrchestratorEnv } from '../../runtime/orchestrator-env.ts';
 import { CONFIG, ENV, LOGGER, REDIS } from '../../runtime/tokens.ts';
-import { AgentRunner } from './agent-runner.ts';
+import { JobRunner } from './job-runner.ts';
 import { BullRunLease } from './run-lease.ts';
 
 /**
@@ -27,7 +27,7 @@ export class AgentRunConsumer implements OnApplicationBootstrap, OnModuleDestroy
   private worker: Worker<AgentRunData> | undefined;
 
   constructor(
-    @Inject(AgentRunner) private readonly runner: AgentRunner,
+    @Inject(JobRunner) private readonly runner: JobRunner,
     @Inject(REDIS) private readonly redis: Redis,
     @Inject(CONFIG) private readonly config: SwitchyardConfig,
     @Inject(ENV) private readonly env: OrchestratorEnv,

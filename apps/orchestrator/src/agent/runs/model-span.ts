@@ -1,7 +1,7 @@
 import type { AIMessage } from '@langchain/core/messages';
 import { SpanKind } from '@opentelemetry/api';
+import type { ModelSpec } from '../../models/index.ts';
 import { inSpan } from '../../telemetry/spans.ts';
-import type { ModelSpec } from '../models/index.ts';
 
 /** One model call, per the OpenTelemetry GenAI conventions: `chat {model}` with usage when reported. */
 export function inModelSpan(

@@ -1,7 +1,7 @@
 import type { BaseMessage } from '@langchain/core/messages';
 import type { BaseCheckpointSaver } from '@langchain/langgraph';
 import { Inject, Injectable } from '@nestjs/common';
-import { messageText } from '../graph/initial-messages.ts';
+import { messageText } from '../models/message-text.ts';
 import { CHECKPOINTER } from './checkpointer.ts';
 
 export interface TranscriptMessage {

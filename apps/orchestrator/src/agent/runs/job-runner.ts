@@ -5,23 +5,24 @@ import { contextFrom, type SwitchyardConfig, type ToolCallOutcome } from '@switc
 import pLimit from 'p-limit';
 import { TeamsService } from '../../auth/teams.service.ts';
 import { ModelToolCatalog, type ToolFilter } from '../../catalog/model-tool-catalog.ts';
+import { CHECKPOINTER } from '../../checkpoints/checkpointer.ts';
 import { ToolCallDispatcher } from '../../dispatch/tool-call-dispatcher.ts';
 import { JobEvents } from '../../jobs/job-events.ts';
 import type { AgentJobRequest, BatchJobRequest } from '../../jobs/job-request.ts';
 import { type JobRecord, JobStore } from '../../jobs/job-store.ts';
 import { OrchestratorMetrics } from '../../metrics/orchestrator-metrics.ts';
+import { createChatModel } from '../../models/index.ts';
+import { messageText } from '../../models/message-text.ts';
 import type { Logger } from '../../runtime/logger.ts';
 import { CONFIG, LOGGER } from '../../runtime/tokens.ts';
 import { inSpan } from '../../telemetry/spans.ts';
 import { buildAgentGraph } from '../graph/agent-graph.ts';
-import { initialMessages, messageText } from '../graph/initial-messages.ts';
+import { initialMessages } from '../graph/initial-messages.ts';
 import { RunLimitError } from '../graph/run-limit-error.ts';
 import { toFunctionTools } from '../graph/tool-definitions.ts';
 import { toToolMessage } from '../graph/tool-message.ts';
-import { createChatModel } from '../models/index.ts';
-import type { RunContext } from '../tools/run-context.ts';
-import { ToolCallExecutor } from '../tools/tool-call-executor.ts';
-import { CHECKPOINTER } from './checkpointer.ts';
+import type { RunContext } from '../tool-calls/run-context.ts';
+import { ToolCallExecutor } from '../tool-calls/tool-call-executor.ts';
 import { FencedCheckpointer } from './fenced-checkpointer.ts';
 import { ModelCallError } from './model-call-error.ts';
 import { inModelSpan } from './model-span.ts';
@@ -37,7 +38,7 @@ const BATCH_IN_FLIGHT = 200;
  * failures are thrown, so BullMQ retries the run.
  */
 @Injectable()
-export class AgentRunner implements OnModuleInit {
+export class JobRunner implements OnModuleInit {
   /** Cancel switches of the runs on this replica (two, briefly, when a run came back to it). */
   private readonly running = new Map<string, Set<AbortController>>();
 

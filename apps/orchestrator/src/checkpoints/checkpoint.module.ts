@@ -1,7 +1,7 @@
 import { Module } from '@nestjs/common';
 import type pg from 'pg';
-import type { OrchestratorEnv } from '../../runtime/orchestrator-env.ts';
-import { ENV, PG_POOL } from '../../runtime/tokens.ts';
+import type { OrchestratorEnv } from '../runtime/orchestrator-env.ts';
+import { ENV, PG_POOL } from '../runtime/tokens.ts';
 import { CHECKPOINTER, createCheckpointer } from './checkpointer.ts';
 import { TranscriptReader } from './transcript-reader.ts';
 

@@ -1,6 +1,6 @@
 import { PostgresSaver } from '@langchain/langgraph-checkpoint-postgres';
 import type pg from 'pg';
-import { withMigrationLock } from '../../runtime/database.ts';
+import { withMigrationLock } from '../runtime/database.ts';
 
 export const CHECKPOINTER = Symbol('Checkpointer');
 

@@ -8,8 +8,8 @@ import {
 import { CatalogReader } from '../catalog/catalog-reader.ts';
 import { ToolCallDispatcher } from '../dispatch/tool-call-dispatcher.ts';
 import { AgentRunQueue } from '../jobs/agent-run-queue.ts';
+import { OrchestratorMetrics } from '../metrics/orchestrator-metrics.ts';
 import { CONFIG } from '../runtime/tokens.ts';
-import { OrchestratorMetrics } from './orchestrator-metrics.ts';
 
 const QUEUE_STATES = ['waiting', 'prioritized', 'delayed', 'active'] as const;
 
