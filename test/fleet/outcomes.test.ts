@@ -5,7 +5,7 @@ import { exampleServer, Fleet } from '../support/fleet.ts';
 import { waitForLedger } from '../support/ledger.ts';
 
 /**
- * One worker, real stdio MCP servers: every outcome of DESIGN §5 that a single healthy worker can
+ * One worker, real stdio MCP servers: every outcome of docs/semantics.md §5 that a single healthy worker can
  * produce, with the `executed` value each one must carry, and warm session reuse.
  */
 describe('tool worker outcomes', () => {

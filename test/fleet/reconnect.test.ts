@@ -6,7 +6,7 @@ import { freePort } from '../support/ports.ts';
 import type { TestProcess } from '../support/processes.ts';
 
 /**
- * DESIGN §5 Sessions: a server process that dies is reconnected; calls sent while no session is ready
+ * docs/semantics.md §11: a server process that dies is reconnected; calls sent while no session is ready
  * wait for one that is, or end at their deadline — never lost, never hanging.
  */
 describe('MCP server failures', () => {

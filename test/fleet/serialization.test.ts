@@ -4,7 +4,7 @@ import { exampleServer, Fleet } from '../support/fleet.ts';
 import { recordedIntervals as intervals, overlaps, sharedTime } from '../support/intervals.ts';
 
 /**
- * DESIGN §5 Serialization, across the fleet: two worker processes each hold their own stdio child of the
+ * docs/semantics.md §1, across the fleet: two worker processes each hold their own stdio child of the
  * recorder server, and the ledger they share shows whether two calls were ever in flight at once.
  */
 describe('serialization across worker processes', () => {

@@ -20,7 +20,7 @@ function freeze(worker: TestProcess): number[] {
 }
 
 /**
- * DESIGN §5 Idempotency: a worker SIGKILLed mid-call. The lock it held expires, BullMQ hands the job
+ * docs/semantics.md §2: a worker SIGKILLed mid-call. The lock it held expires, BullMQ hands the job
  * to a live worker, and that worker re-runs an idempotent call but reports a non-idempotent one
  * `indeterminate` without running it again.
  */

@@ -2,7 +2,7 @@ import type { ToolAnnotations } from './catalog.ts';
 import type { ServerConfig } from './config.ts';
 
 /**
- * DESIGN §5: idempotent when the config says so, or when a trusted server annotates the tool
+ * docs/semantics.md: idempotent when the config says so, or when a trusted server annotates the tool
  * read-only or idempotent. Everything else gets the MCP default: non-idempotent, at most once.
  */
 export function isIdempotent(

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ArgumentValidator, isIdempotent } from '../src/index.ts';
 
-describe('idempotency rule (DESIGN §5)', () => {
+describe('idempotency rule (docs/semantics.md)', () => {
   const server = (
     overrides: Partial<{ idempotent: string[]; nonIdempotent: string[]; trusted: boolean }>,
   ) => ({

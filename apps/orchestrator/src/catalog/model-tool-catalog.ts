@@ -63,7 +63,7 @@ function permits(filter: ToolFilter, name: string): boolean {
 }
 
 /**
- * The tools a model may see, built from what the workers published (DESIGN §5 Catalog and names).
+ * The tools a model may see, built from what the workers published (docs/semantics.md §7).
  * Tools of servers with no ready worker stay in the list, marked unavailable.
  */
 @Injectable()

@@ -69,7 +69,7 @@ export class DispatchError extends Error {
 }
 
 /**
- * The producer side of the tool fleet (DESIGN §4 step 3): validates a call against the catalog, adds it
+ * The producer side of the tool fleet (docs/architecture.md §3, step 3): validates a call against the catalog, adds it
  * to its server's queue under a deterministic job id, and resolves with its one outcome. Awaiting uses
  * one stream reader for all servers, so the process holds two Redis connections whatever the number of
  * servers: the shared command connection and the reader's blocking one.

@@ -17,7 +17,7 @@ export interface OrchestratorEnv {
 
 const SCHEMA = /^[a-z_][a-z0-9_]{0,62}$/;
 
-/** Reads the orchestrator's environment (DESIGN §6); a bad value is a config error naming the variable. */
+/** Reads the orchestrator's environment (docs/configuration.md); a bad value is a config error naming the variable. */
 export function readOrchestratorEnv(env: NodeJS.ProcessEnv = process.env): OrchestratorEnv {
   let prefix: string;
   try {

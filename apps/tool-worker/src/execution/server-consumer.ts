@@ -37,7 +37,7 @@ export interface ConsumerDeps {
 
 /**
  * The BullMQ Worker of one server's queue, running only while this worker's session to that server is
- * ready (DESIGN §5): when the session drops, the consumer pauses and queued calls wait for a worker
+ * ready (docs/semantics.md): when the session drops, the consumer pauses and queued calls wait for a worker
  * whose session is ready.
  */
 export class ServerConsumer {

@@ -13,7 +13,7 @@ export interface WorkerEnv {
   httpPort: number | undefined;
 }
 
-/** Reads the worker's environment (DESIGN §6); bad values are config errors naming the variable. */
+/** Reads the worker's environment (docs/configuration.md); bad values are config errors naming the variable. */
 export function readWorkerEnv(env: NodeJS.ProcessEnv = process.env): WorkerEnv {
   let prefix: string;
   try {

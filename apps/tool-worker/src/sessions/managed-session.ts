@@ -50,7 +50,7 @@ function toCatalogTool(tool: Tool): CatalogTool {
 
 /**
  * One warm MCP session to one server, kept alive for the worker's lifetime:
- * connecting → ready → degraded → reconnecting → ready | closed (DESIGN §5 Sessions).
+ * connecting → ready → degraded → reconnecting → ready | closed (docs/semantics.md §11).
  * Every request, pings included, goes through one semaphore sized by the server's concurrency,
  * so a session never has more requests in flight than the config allows.
  */

@@ -18,7 +18,7 @@ export interface RequestedToolCall {
 }
 
 /**
- * Runs one tool call of a job through the fleet and records it (DESIGN §4 step 3). A call that already
+ * Runs one tool call of a job through the fleet and records it (docs/architecture.md §3, step 3). A call that already
  * has an outcome — the run was resumed or re-run after a crash — is answered from the record and never
  * dispatched again; one that was dispatched but not settled is re-dispatched under the same
  * deterministic job id, which finds the existing queue job instead of adding a second.
