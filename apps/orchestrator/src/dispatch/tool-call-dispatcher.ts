@@ -15,6 +15,7 @@ import {
   toolQueueName,
   traceIdOf,
 } from '@switchyard/contracts';
+import { ATTR } from '@switchyard/telemetry';
 import { type Job, Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { CatalogReader } from '../catalog/catalog-reader.ts';
@@ -166,12 +167,12 @@ export class ToolCallDispatcher {
       {
         kind: SpanKind.PRODUCER,
         attributes: {
-          'messaging.system': 'bullmq',
-          'messaging.operation.type': 'send',
-          'messaging.destination.name': queue,
-          'messaging.message.id': toolCallJobId(request.jobId, request.toolCallId),
-          'switchyard.server': request.server,
-          'gen_ai.tool.name': request.tool,
+          [ATTR.MESSAGING_SYSTEM]: 'bullmq',
+          [ATTR.MESSAGING_OPERATION_TYPE]: 'send',
+          [ATTR.MESSAGING_DESTINATION_NAME]: queue,
+          [ATTR.MESSAGING_MESSAGE_ID]: toolCallJobId(request.jobId, request.toolCallId),
+          [ATTR.SERVER]: request.server,
+          [ATTR.GEN_AI_TOOL_NAME]: request.tool,
         },
       },
       async () => {

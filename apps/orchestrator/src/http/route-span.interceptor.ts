@@ -1,5 +1,6 @@
 import type { CallHandler, ExecutionContext, NestInterceptor } from '@nestjs/common';
 import { trace } from '@opentelemetry/api';
+import { ATTR } from '@switchyard/telemetry';
 import type { Request } from 'express';
 import type { Observable } from 'rxjs';
 
@@ -14,7 +15,7 @@ export class RouteSpanInterceptor implements NestInterceptor {
     const span = trace.getActiveSpan();
     if (span && route) {
       span.updateName(`${request.method} ${route}`);
-      span.setAttribute('http.route', route);
+      span.setAttribute(ATTR.HTTP_ROUTE, route);
     }
     return next.handle();
   }

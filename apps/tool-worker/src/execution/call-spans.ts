@@ -5,8 +5,10 @@ import {
   type StoredToolCallOutcome,
   type ToolCallJob,
 } from '@switchyard/contracts';
+import { ATTR, tracerFor } from '@switchyard/telemetry';
+import { WORKER_SERVICE } from '../telemetry/service.ts';
 
-const tracer = trace.getTracer('switchyard-tool-worker');
+const tracer = tracerFor(WORKER_SERVICE);
 
 /**
  * The worker's span for one delivery of a tool-call job (messaging "process"), a child of the
@@ -19,12 +21,12 @@ export function inConsumerSpan(
   work: (span: Span) => Promise<StoredToolCallOutcome>,
 ): Promise<StoredToolCallOutcome> {
   const attributes: Attributes = {
-    'messaging.system': 'bullmq',
-    'messaging.operation.type': 'process',
-    'messaging.destination.name': queue,
-    ...(bullJobId ? { 'messaging.message.id': bullJobId } : {}),
-    'switchyard.job.id': call.jobId,
-    'switchyard.tool_call.id': call.toolCallId,
+    [ATTR.MESSAGING_SYSTEM]: 'bullmq',
+    [ATTR.MESSAGING_OPERATION_TYPE]: 'process',
+    [ATTR.MESSAGING_DESTINATION_NAME]: queue,
+    ...(bullJobId ? { [ATTR.MESSAGING_MESSAGE_ID]: bullJobId } : {}),
+    [ATTR.JOB_ID]: call.jobId,
+    [ATTR.TOOL_CALL_ID]: call.toolCallId,
   };
   return tracer.startActiveSpan(
     `process ${queue}`,
@@ -37,7 +39,7 @@ export function inConsumerSpan(
         return outcome;
       } catch (error) {
         // Thrown only to retry or to put the call back: not an outcome yet.
-        span.setAttribute('switchyard.redelivery', (error as Error).name);
+        span.setAttribute(ATTR.REDELIVERY, (error as Error).name);
         throw error;
       } finally {
         span.end();
@@ -58,13 +60,13 @@ export function inMcpCallSpan<T>(
   work: (span: Span) => Promise<T>,
 ): Promise<T> {
   const attributes: Attributes = {
-    'mcp.method.name': 'tools/call',
-    'gen_ai.operation.name': 'execute_tool',
-    'gen_ai.tool.name': tool,
-    'switchyard.server': server,
-    'switchyard.attempt': attempt,
-    'network.transport': config.transport === 'stdio' ? 'pipe' : 'tcp',
-    ...(config.transport !== 'stdio' ? { 'server.address': new URL(config.url).hostname } : {}),
+    [ATTR.MCP_METHOD_NAME]: 'tools/call',
+    [ATTR.GEN_AI_OPERATION_NAME]: 'execute_tool',
+    [ATTR.GEN_AI_TOOL_NAME]: tool,
+    [ATTR.SERVER]: server,
+    [ATTR.ATTEMPTS]: attempt,
+    [ATTR.NETWORK_TRANSPORT]: config.transport === 'stdio' ? 'pipe' : 'tcp',
+    ...(config.transport !== 'stdio' ? { [ATTR.SERVER_ADDRESS]: new URL(config.url).hostname } : {}),
   };
   return tracer.startActiveSpan(`tools/call ${tool}`, { kind: SpanKind.CLIENT, attributes }, async (span) => {
     try {
@@ -77,12 +79,12 @@ export function inMcpCallSpan<T>(
 
 export function recordOutcome(span: Span, outcome: StoredToolCallOutcome): void {
   span.setAttributes({
-    'switchyard.outcome.status': outcome.status,
-    'switchyard.outcome.executed': outcome.executed,
-    'switchyard.attempts': outcome.attempts,
+    [ATTR.OUTCOME_STATUS]: outcome.status,
+    [ATTR.OUTCOME_EXECUTED]: outcome.executed,
+    [ATTR.ATTEMPTS]: outcome.attempts,
   });
   if (outcome.status !== 'ok') {
-    span.setAttribute('error.type', outcome.status);
+    span.setAttribute(ATTR.ERROR_TYPE, outcome.status);
     span.setStatus({ code: SpanStatusCode.ERROR, message: outcome.error ?? outcome.status });
   }
 }

@@ -14,6 +14,7 @@ import {
   type TraceCarrier,
   toolQueueName,
 } from '@switchyard/contracts';
+import { ATTR } from '@switchyard/telemetry';
 import { DelayedError, type Job } from 'bullmq';
 import type { Logger } from '../runtime/logger.ts';
 import type { ManagedSession } from '../sessions/managed-session.ts';
@@ -231,12 +232,12 @@ export function createToolCallProcessor(deps: ProcessorDeps) {
           })
           .then(
             (answer) => {
-              if (answer.isError) span.setAttribute('error.type', 'tool_error');
+              if (answer.isError) span.setAttribute(ATTR.ERROR_TYPE, 'tool_error');
               return answer;
             },
             (error: unknown) => {
               span.recordException(error as Error);
-              span.setAttribute('error.type', (error as Error).name);
+              span.setAttribute(ATTR.ERROR_TYPE, (error as Error).name);
               throw error;
             },
           ),

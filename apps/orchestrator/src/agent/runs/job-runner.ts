@@ -2,6 +2,7 @@ import type { AIMessage } from '@langchain/core/messages';
 import type { BaseCheckpointSaver } from '@langchain/langgraph';
 import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
 import { contextFrom, type SwitchyardConfig, type ToolCallOutcome } from '@switchyard/contracts';
+import { ATTR } from '@switchyard/telemetry';
 import pLimit from 'p-limit';
 import { TeamsService } from '../../auth/teams.service.ts';
 import { ModelToolCatalog, type ToolFilter } from '../../catalog/model-tool-catalog.ts';
@@ -79,13 +80,13 @@ export class JobRunner implements OnModuleInit {
       {
         parent: contextFrom({ traceparent: job.traceparent }),
         attributes: {
-          'gen_ai.operation.name': agent ? 'invoke_agent' : 'execute_tool',
-          'gen_ai.agent.name': 'switchyard',
-          'gen_ai.conversation.id': job.id,
-          'switchyard.job.id': job.id,
-          'switchyard.job.kind': job.kind,
-          'switchyard.team': job.team,
-          'switchyard.replica': replicaId,
+          [ATTR.GEN_AI_OPERATION_NAME]: agent ? 'invoke_agent' : 'execute_tool',
+          [ATTR.GEN_AI_AGENT_NAME]: 'switchyard',
+          [ATTR.GEN_AI_CONVERSATION_ID]: job.id,
+          [ATTR.JOB_ID]: job.id,
+          [ATTR.JOB_KIND]: job.kind,
+          [ATTR.TEAM]: job.team,
+          [ATTR.REPLICA]: replicaId,
         },
       },
       () => this.runJob(job, replicaId, lease),
@@ -235,17 +236,14 @@ export class JobRunner implements OnModuleInit {
         });
       },
       runTools: async (calls) =>
-        inSpan(
-          'tools',
-          { attributes: { 'switchyard.graph.node': 'tools', 'switchyard.tool_calls': calls.length } },
-          () =>
-            Promise.all(
-              calls.map(async (call) => {
-                const outcome = await this.executor.execute(context, call);
-                // The model matches results by its own id, even when it used one id twice.
-                return toToolMessage(outcome, call.modelId, call.name);
-              }),
-            ),
+        inSpan('tools', { attributes: { [ATTR.GRAPH_NODE]: 'tools', [ATTR.TOOL_CALLS]: calls.length } }, () =>
+          Promise.all(
+            calls.map(async (call) => {
+              const outcome = await this.executor.execute(context, call);
+              // The model matches results by its own id, even when it used one id twice.
+              return toToolMessage(outcome, call.modelId, call.name);
+            }),
+          ),
         ),
     });
     const config = {

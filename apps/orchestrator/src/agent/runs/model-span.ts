@@ -1,5 +1,6 @@
 import type { AIMessage } from '@langchain/core/messages';
 import { SpanKind } from '@opentelemetry/api';
+import { ATTR } from '@switchyard/telemetry';
 import type { ModelSpec } from '../../models/index.ts';
 import { inSpan } from '../../telemetry/spans.ts';
 
@@ -15,11 +16,11 @@ export function inModelSpan(
     {
       kind: SpanKind.CLIENT,
       attributes: {
-        'gen_ai.operation.name': 'chat',
-        'gen_ai.provider.name': spec.provider,
-        'gen_ai.request.model': model,
-        'switchyard.graph.node': 'model',
-        'switchyard.step': step,
+        [ATTR.GEN_AI_OPERATION_NAME]: 'chat',
+        [ATTR.GEN_AI_PROVIDER_NAME]: spec.provider,
+        [ATTR.GEN_AI_REQUEST_MODEL]: model,
+        [ATTR.GRAPH_NODE]: 'model',
+        [ATTR.STEP]: step,
       },
     },
     async (span) => {
@@ -27,11 +28,11 @@ export function inModelSpan(
       const usage = response.usage_metadata;
       if (usage) {
         span.setAttributes({
-          'gen_ai.usage.input_tokens': usage.input_tokens,
-          'gen_ai.usage.output_tokens': usage.output_tokens,
+          [ATTR.GEN_AI_USAGE_INPUT_TOKENS]: usage.input_tokens,
+          [ATTR.GEN_AI_USAGE_OUTPUT_TOKENS]: usage.output_tokens,
         });
       }
-      span.setAttribute('switchyard.tool_calls', response.tool_calls?.length ?? 0);
+      span.setAttribute(ATTR.TOOL_CALLS, response.tool_calls?.length ?? 0);
       return response;
     },
   );

@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { ToolCallOutcome } from '@switchyard/contracts';
+import { ATTR } from '@switchyard/telemetry';
 import { ModelToolCatalog } from '../../catalog/model-tool-catalog.ts';
 import { localOutcome } from '../../dispatch/local-outcome.ts';
 import { ToolCallDispatcher } from '../../dispatch/tool-call-dispatcher.ts';
@@ -38,20 +39,20 @@ export class ToolCallExecutor {
       `execute_tool ${call.name}`,
       {
         attributes: {
-          'gen_ai.operation.name': 'execute_tool',
-          'gen_ai.tool.name': call.name,
-          'gen_ai.tool.call.id': call.id,
-          'switchyard.job.id': context.job.id,
+          [ATTR.GEN_AI_OPERATION_NAME]: 'execute_tool',
+          [ATTR.GEN_AI_TOOL_NAME]: call.name,
+          [ATTR.GEN_AI_TOOL_CALL_ID]: call.id,
+          [ATTR.JOB_ID]: context.job.id,
         },
       },
       async (span) => {
         const outcome = await this.settle(context, call);
         span.setAttributes({
-          'switchyard.outcome.status': outcome.status,
-          'switchyard.outcome.executed': outcome.executed,
-          'switchyard.attempts': outcome.attempts,
+          [ATTR.OUTCOME_STATUS]: outcome.status,
+          [ATTR.OUTCOME_EXECUTED]: outcome.executed,
+          [ATTR.ATTEMPTS]: outcome.attempts,
         });
-        if (outcome.status !== 'ok') span.setAttribute('error.type', outcome.status);
+        if (outcome.status !== 'ok') span.setAttribute(ATTR.ERROR_TYPE, outcome.status);
         return outcome;
       },
     );
