@@ -1,4 +1,4 @@
-import { type Attributes, type Span, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+import { type Attributes, type Span, SpanKind, SpanStatusCode } from '@opentelemetry/api';
 import {
   contextFrom,
   type ServerConfig,
