@@ -77,12 +77,14 @@ export const UNCONTESTED_LEASE: RunLease = {
   race: (work) => work,
 };
 
-/** `work`'s result, or `error()` as soon as `signal` aborts, whichever comes first. */
+/**
+ * `work`'s result, or `error()` as soon as `signal` aborts, whichever comes first. `work` is always
+ * handled, also when the signal had already aborted: a run stopped by a hand-over leaves calls in flight
+ * whose lease checks reject later, and an unhandled rejection would end the process.
+ */
 export function raceSignal<T>(work: Promise<T>, signal: AbortSignal, error: () => Error): Promise<T> {
-  if (signal.aborted) return Promise.reject(error());
   return new Promise<T>((resolve, reject) => {
     const onAbort = () => reject(error());
-    signal.addEventListener('abort', onAbort, { once: true });
     work.then(
       (value) => {
         signal.removeEventListener('abort', onAbort);
@@ -93,5 +95,7 @@ export function raceSignal<T>(work: Promise<T>, signal: AbortSignal, error: () =
         reject(reason);
       },
     );
+    if (signal.aborted) onAbort();
+    else signal.addEventListener('abort', onAbort, { once: true });
   });
 }
