@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { appendFileSync, chownSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { appendFileSync, chownSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -8,6 +8,11 @@ import { freePort } from './ports.ts';
 
 const run = promisify(execFile);
 const PG_BIN = process.env.PG_BIN ?? '/usr/lib/postgresql/15/bin';
+/** util-linux's runuser lives in an sbin folder, which a non-login PATH (CI's) may not list. */
+const RUNUSER =
+  ['/usr/sbin/runuser', '/sbin/runuser', '/usr/bin/runuser', '/bin/runuser'].find((path) =>
+    existsSync(path),
+  ) ?? 'runuser';
 
 /**
  * A PostgreSQL cluster of a test's own (initdb + pg_ctl, trust auth, 127.0.0.1 on a free port), that
@@ -105,7 +110,7 @@ export class DedicatedPostgres {
   }
 
   private async exec(binary: string, ...args: string[]): Promise<void> {
-    const asPostgres = process.getuid?.() === 0 ? ['runuser', '-u', 'postgres', '--'] : [];
+    const asPostgres = process.getuid?.() === 0 ? [RUNUSER, '-u', 'postgres', '--'] : [];
     const [command, ...rest] = [...asPostgres, join(PG_BIN, binary), ...args] as [string, ...string[]];
     try {
       await run(command, rest, { cwd: this.dir, timeout: 120_000 });
