@@ -50,13 +50,22 @@ describe('catalog reader', () => {
     await publish(
       beat('a', 10_000, { docs: 'ready', notes: 'reconnecting' }),
       beat('b', 10_000, { notes: 'degraded', files: 'closed' }),
-      beat('dead', -1_000, { files: 'ready' }),
+      beat('gone', -40_000, { files: 'ready' }),
     );
     const reader = new CatalogReader(redis, prefix, 0);
-    expect(await reader.availability('docs')).toBe('ready');
-    expect(await reader.availability('notes')).toBe('recovering');
-    expect(await reader.availability('files')).toBe('none');
-    expect(await reader.availability('unknown')).toBe('none');
+    expect(await reader.availability('docs', 30_000)).toBe('ready');
+    expect(await reader.availability('notes', 30_000)).toBe('recovering');
+    expect(await reader.availability('files', 30_000)).toBe('none');
+    expect(await reader.availability('unknown', 30_000)).toBe('none');
+  });
+
+  it('waits for workers whose heartbeats lapsed moments ago (a paused Redis), not for long-gone ones', async () => {
+    await publish(beat('stalled', -2_000, { docs: 'ready' }), beat('gone', -40_000, { files: 'ready' }));
+    const reader = new CatalogReader(redis, prefix, 0);
+    expect(await reader.availability('docs', 30_000)).toBe('recovering');
+    expect(await reader.availability('docs', 1_000)).toBe('none');
+    expect(await reader.availability('files', 30_000)).toBe('none');
+    expect(await reader.liveWorkers()).toEqual([]);
   });
 
   it('opens the circuit once every session has been reconnecting longer than the limit', async () => {

@@ -12,7 +12,7 @@ import type { Redis } from 'ioredis';
  * `ready`: a live worker holds a ready session. `recovering`: live workers serve it but none is ready
  * right now (connecting, degraded, reconnecting): calls wait. `down`: every session has been
  * reconnecting for longer than the server's `unavailableAfterMs` (the circuit is open).
- * `none`: no live worker serves it.
+ * `none`: no worker serves it, nor did one whose heartbeat lapsed less than `unavailableAfterMs` ago.
  */
 export type ServerAvailability = 'ready' | 'recovering' | 'down' | 'none';
 
@@ -32,6 +32,9 @@ function parseEntries<T>(hash: Record<string, string>, parse: (value: unknown) =
     }
   });
 }
+
+/** Heartbeats lapsed longer than this are gone for good (and pruned): they never count as recovering. */
+const LAPSED_HEARTBEAT_HORIZON_MS = 60_000;
 
 /** What the workers published: each server's tools and who can serve it. Cached for `cacheMs`. */
 export class CatalogReader {
@@ -64,9 +67,19 @@ export class CatalogReader {
     const now = Date.now();
     let serving = false;
     let recovering = false;
-    for (const beat of await this.liveWorkers()) {
+    for (const beat of (await this.read()).workers) {
       const status = beat.sessions[server];
       if (!status || status.state === 'closed') continue;
+      if (beat.expiresAt < now) {
+        // A worker that leaves removes its heartbeat; one that merely lapsed was most likely stalled, or
+        // Redis was (a paused Redis lapses every heartbeat at once). Calls wait for it, like for a
+        // reconnecting session, until the circuit's limit.
+        if (now - beat.expiresAt < Math.min(unavailableAfterMs, LAPSED_HEARTBEAT_HORIZON_MS)) {
+          serving = true;
+          recovering = true;
+        }
+        continue;
+      }
       if (status.state === 'ready') return 'ready';
       serving = true;
       if (status.state !== 'reconnecting' || now - status.since < unavailableAfterMs) recovering = true;
@@ -117,7 +130,7 @@ export class CatalogReader {
 
   /** Workers that died without saying goodbye are removed after a minute, so the hash stays small. */
   private async pruneDead(beats: WorkerHeartbeat[]): Promise<void> {
-    const cutoff = Date.now() - 60_000;
+    const cutoff = Date.now() - LAPSED_HEARTBEAT_HORIZON_MS;
     const dead = beats.filter((beat) => beat.expiresAt < cutoff).map((beat) => beat.workerId);
     if (dead.length > 0) await this.redis.hdel(redisKeys.workers(this.prefix), ...dead);
   }

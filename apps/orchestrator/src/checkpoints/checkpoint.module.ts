@@ -1,7 +1,9 @@
 import { Module } from '@nestjs/common';
 import type pg from 'pg';
+import type { Logger } from '../runtime/logger.ts';
 import type { OrchestratorEnv } from '../runtime/orchestrator-env.ts';
-import { ENV, PG_POOL } from '../runtime/tokens.ts';
+import { retryWhileDown } from '../runtime/retry-while-down.ts';
+import { ENV, LOGGER, PG_POOL } from '../runtime/tokens.ts';
 import { CHECKPOINTER, createCheckpointer } from './checkpointer.ts';
 import { TranscriptReader } from './transcript-reader.ts';
 
@@ -10,8 +12,13 @@ import { TranscriptReader } from './transcript-reader.ts';
   providers: [
     {
       provide: CHECKPOINTER,
-      inject: [PG_POOL, ENV],
-      useFactory: (pool: pg.Pool, env: OrchestratorEnv) => createCheckpointer(pool, env.databaseSchema),
+      inject: [PG_POOL, ENV, LOGGER],
+      useFactory: (pool: pg.Pool, env: OrchestratorEnv, log: Logger) =>
+        retryWhileDown(
+          'setting up the checkpointer',
+          () => createCheckpointer(pool, env.databaseSchema),
+          log,
+        ),
     },
     TranscriptReader,
   ],

@@ -7,6 +7,7 @@ import { createPool, migrate } from './database.ts';
 import { DependencyHealth } from './dependency-health.ts';
 import type { Logger } from './logger.ts';
 import type { OrchestratorEnv } from './orchestrator-env.ts';
+import { retryWhileDown } from './retry-while-down.ts';
 import { CONFIG, ENV, LOGGER, PG_POOL, REDIS } from './tokens.ts';
 
 /**
@@ -20,6 +21,7 @@ export class RuntimeModule implements OnModuleInit, OnApplicationShutdown {
     @Inject(PG_POOL) private readonly pool: pg.Pool,
     @Inject(REDIS) private readonly redis: Redis,
     @Inject(ENV) private readonly env: OrchestratorEnv,
+    @Inject(LOGGER) private readonly log: Logger,
   ) {}
 
   static forRoot(config: SwitchyardConfig, env: OrchestratorEnv, log: Logger) {
@@ -48,7 +50,7 @@ export class RuntimeModule implements OnModuleInit, OnApplicationShutdown {
   }
 
   async onModuleInit(): Promise<void> {
-    await migrate(this.pool, this.env.databaseSchema);
+    await retryWhileDown('migrating the schema', () => migrate(this.pool, this.env.databaseSchema), this.log);
   }
 
   async onApplicationShutdown(): Promise<void> {
