@@ -1,7 +1,7 @@
+import { redisKeys, WorkerHeartbeatSchema } from '@switchyard/contracts';
 import { Deployment, TEAM_KEYS } from '../../support/deployment.ts';
 import { exampleServer } from '../../support/fleet.ts';
 import type { RunMode } from '../../support/paths.ts';
-import { descendants } from '../../support/processes.ts';
 import { all, BENCH_PROCESS_ENV, progress, withScope } from '../harness.ts';
 import { RssSampler, rssOf } from '../rss.ts';
 import { mib } from '../stats.ts';
@@ -72,15 +72,14 @@ function measure(mode: RunMode, options: RssByModeOptions): Promise<ModeRss> {
       deployment.startWorker({ id: `w-rss-${mode}` }),
       deployment.startOrchestrator(`o-rss-${mode}`),
     ]);
-    const servers = descendants(worker.pid);
-    if (servers.length !== 1)
-      throw new Error(
-        `rss (${mode}): the worker has ${servers.length} child processes, expected its one server`,
-      );
+    // The MCP server's pid as the worker reports it: under tsx the worker has an esbuild helper child too.
+    const beat = await deployment.redis.hget(redisKeys.workers(deployment.prefix), `w-rss-${mode}`);
+    const serverPid = beat ? WorkerHeartbeatSchema.parse(JSON.parse(beat)).sessions.wide?.pid : undefined;
+    if (!serverPid) throw new Error(`rss (${mode}): the worker reports no process for its server`);
     const pids: Record<keyof ProcessRss, number> = {
       orchestrator: orchestrator.process.pid,
       worker: worker.pid,
-      server: servers[0] ?? 0,
+      server: serverPid,
     };
     const api = deployment.api('alpha');
     await runJob(api, recordJob(5, 1));
