@@ -193,8 +193,9 @@ export function renderMarkdown(results: BenchResults, derived: Derived): string 
   const fenceRow = (label: string, s: Summary) => [label, String(s.n), ms(s.p50), ms(s.p99), ms(s.mean)];
   out.push(
     `**What at-most-once costs**: the same echo, declared idempotent on one server and non-idempotent on ` +
-      `another, one call at a time, taking turns over ${fence.rounds} rounds. A non-idempotent call runs one ` +
-      'Lua script (lock token check + marker) right before the send.',
+      `another, one call at a time, taking turns over ${fence.rounds} rounds. A non-idempotent call runs two ` +
+      'Lua scripts: the fenced send (lock token check + marker) right before the request, and the hold ' +
+      '(lock still ours) before its outcome is recorded.',
     table(
       ['tool', 'calls', 'p50', 'p99', 'mean'],
       [false, true, true, true, true],

@@ -6,7 +6,7 @@ export interface FencingResult {
   rounds: number;
   /** echo declared idempotent: no marker, no fence while the lock is fresh. */
   idempotent: Summary;
-  /** The same echo declared non-idempotent: the fenced marker (one Lua script) before every send. */
+  /** The same echo declared non-idempotent: the fenced marker before every send and the hold before its outcome is recorded (two Lua scripts). */
   nonIdempotent: Summary;
 }
 
