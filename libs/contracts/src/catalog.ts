@@ -9,6 +9,15 @@ export const ToolAnnotationsSchema = z.looseObject({
 });
 export type ToolAnnotations = z.infer<typeof ToolAnnotationsSchema>;
 
+/**
+ * How a tool may run (MCP `Tool.execution`): `taskSupport` `required` means the server refuses the
+ * tool unless it is called as a task, `optional` that it may be. Loose: later keys are kept.
+ */
+export const ToolExecutionSchema = z.looseObject({
+  taskSupport: z.string().optional(),
+});
+export type ToolExecution = z.infer<typeof ToolExecutionSchema>;
+
 export const CatalogToolSchema = z.object({
   name: z.string(),
   title: z.string().optional(),
@@ -16,8 +25,17 @@ export const CatalogToolSchema = z.object({
   inputSchema: z.record(z.string(), z.unknown()),
   outputSchema: z.record(z.string(), z.unknown()).optional(),
   annotations: ToolAnnotationsSchema.optional(),
+  execution: ToolExecutionSchema.optional(),
 });
 export type CatalogTool = z.infer<typeof CatalogToolSchema>;
+
+/**
+ * A tool its server runs only as an MCP task (`execution.taskSupport: "required"`): sent as an ordinary
+ * call, the server refuses it before it runs.
+ */
+export function requiresTask(tool: Pick<CatalogTool, 'execution'>): boolean {
+  return tool.execution?.taskSupport === 'required';
+}
 
 /** One server's `tools/list`, as the last worker that listed it saw it. */
 export const ServerCatalogEntrySchema = z.object({
@@ -41,6 +59,8 @@ export const SessionStatusSchema = z.object({
   lastError: z.string().optional(),
   /** The stdio child's pid, for diagnostics. */
   pid: z.int().optional(),
+  /** The MCP revision the session negotiated (e.g. 2026-07-28, 2025-11-25), once connected. */
+  protocolVersion: z.string().optional(),
 });
 export type SessionStatus = z.infer<typeof SessionStatusSchema>;
 
@@ -48,6 +68,8 @@ export const WorkerHeartbeatSchema = z.object({
   workerId: z.string(),
   host: z.string(),
   pid: z.int(),
+  /** Port of the worker's /metrics and /health (WORKER_HTTP_PORT, or the one picked for 0). */
+  httpPort: z.int().optional(),
   startedAt: z.number(),
   beatAt: z.number(),
   /** After this the worker counts as gone, whatever its sessions said. */

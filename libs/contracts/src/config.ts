@@ -1,7 +1,16 @@
 import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
+import { ApprovalSettingSchema } from './approval.ts';
 import { ConfigError, expandEnv, pathMatcher } from './env-expansion.ts';
+import { ServerAuthSchema, StdioAuthSchema } from './server-auth.ts';
+import { retentionIssues, ToolCallRetentionSchema } from './tool-call-retention.ts';
+import {
+  DEFAULT_WEBHOOK_EVENTS,
+  WebhookEventsSchema,
+  WebhookSecretSchema,
+  WebhookUrlSchema,
+} from './webhooks.ts';
 
 export const SERVER_NAME = /^[a-z][a-z0-9-]{0,30}$/;
 export const TEAM_NAME = /^[a-z][a-z0-9-]{0,62}$/;
@@ -10,6 +19,32 @@ export const TEAM_NAME = /^[a-z][a-z0-9-]{0,62}$/;
 export const DEFAULT_MAX_TIMEOUT_FACTOR = 4;
 
 const toolNames = z.array(z.string().min(1)).default([]);
+
+/** How `timeouts: adaptive` learns; ignored with `timeouts: static`. */
+const AdaptiveTimeoutsSchema = z
+  .strictObject({
+    /** The per-attempt timeout is this many times the P95 of recent successful calls. */
+    factor: z.number().min(1).max(100).default(1.5),
+    /** Never less than this, however fast the server has been. */
+    minMs: z.int().min(1).max(3_600_000).default(250),
+    /** Never more than this (default: `maxTimeoutMs`, the hard cap progress may extend a call to). */
+    maxMs: z
+      .int()
+      .min(1)
+      .max(24 * 3_600_000)
+      .optional(),
+    /** Samples a tool (or the server) needs before its P95 is used instead of `timeoutMs`. */
+    minSamples: z.int().min(1).max(10_000).default(20),
+    /** The window: at most this many recent samples per tool and per server… */
+    windowSamples: z.int().min(1).max(10_000).default(200),
+    /** …and none older than this, so a server that went quiet re-learns from `timeoutMs`. */
+    windowMs: z
+      .int()
+      .min(1_000)
+      .max(7 * 24 * 3_600_000)
+      .default(900_000),
+  })
+  .default({ factor: 1.5, minMs: 250, minSamples: 20, windowSamples: 200, windowMs: 900_000 });
 
 /** Settings every transport shares: limits, retries, health and idempotency. */
 const serverCommon = {
@@ -48,7 +83,20 @@ const serverCommon = {
   nonIdempotent: toolNames,
   /** A trusted server's readOnlyHint / idempotentHint annotations are believed. */
   trusted: z.boolean().default(false),
+  /**
+   * Order of waiting calls: `teams` interleaves the teams' calls by their weight (a team's next call
+   * queues behind as many of each other team's calls as it has waiting itself), `fifo` is arrival order.
+   */
+  fairness: z.enum(['teams', 'fifo']).default('teams'),
+  /** Whether a person approves calls first (docs/semantics.md §15): required | auto | never, or per tool. */
+  approval: ApprovalSettingSchema.default('never'),
   handshakeTimeoutMs: z.int().min(1).max(600_000).default(30_000),
+  /**
+   * The MCP revision: `auto` probes with `server/discover` and speaks 2026-07-28 when the server does,
+   * else the `initialize` handshake; `2026-07-28` insists on it (no fallback); `2025-11-25` skips the
+   * probe (saves one request, and on stdio one extra process spawn, per connect) and uses initialize.
+   */
+  protocol: z.enum(['auto', '2026-07-28', '2025-11-25']).default('auto'),
   health: z
     .strictObject({
       pingIntervalMs: z.int().min(100).default(15_000),
@@ -62,12 +110,35 @@ const serverCommon = {
       maxDelayMs: z.int().min(1).default(15_000),
     })
     .default({ initialDelayMs: 250, maxDelayMs: 15_000 }),
+  /**
+   * `static`: every attempt gets `timeoutMs`. `adaptive`: each attempt gets clamp(factor × P95, minMs,
+   * maxMs) of the fleet's recent successful call durations (the tool's own once it has enough samples,
+   * else the server's), and `timeoutMs` until enough samples exist (docs/semantics.md §6).
+   */
+  timeouts: z.enum(['static', 'adaptive']).default('static'),
+  adaptiveTimeouts: AdaptiveTimeoutsSchema,
   /** Results larger than this (serialized) are cut, with a marker. */
   maxResultBytes: z
     .int()
     .min(1024)
     .max(64 * 1024 * 1024)
     .default(256 * 1024),
+  /**
+   * MCP tasks (durable calls, docs/semantics.md §12). `mode`: `auto` runs a tool as a task when it
+   * declares `execution.taskSupport: required`; `prefer` also when it declares `optional`; `never` sends
+   * no task (a task-required tool is then refused before sending, executed `no`). A task may run up to
+   * `maxDurationMs`; then it is cancelled (`tasks/cancel`) and ends `timeout`.
+   */
+  tasks: z
+    .strictObject({
+      mode: z.enum(['auto', 'prefer', 'never']).default('auto'),
+      maxDurationMs: z
+        .int()
+        .min(1)
+        .max(7 * 24 * 3_600_000)
+        .default(3_600_000),
+    })
+    .default({ mode: 'auto', maxDurationMs: 3_600_000 }),
 };
 
 const stdioServer = z.strictObject({
@@ -76,12 +147,16 @@ const stdioServer = z.strictObject({
   args: z.array(z.string()).default([]),
   env: z.record(z.string(), z.string()).default({}),
   cwd: z.string().optional(),
+  /** Per-team secrets (server-auth.ts): a team's calls run in its own child process. */
+  auth: StdioAuthSchema.optional(),
   ...serverCommon,
 });
 
 const remoteServer = {
   url: z.url({ protocol: /^https?$/ }),
   headers: z.record(z.string(), z.string()).default({}),
+  /** Per-team credentials (server-auth.ts): each tools/call reaches the server as its own team. */
+  auth: ServerAuthSchema.optional(),
   ...serverCommon,
 };
 const httpServer = z.strictObject({ transport: z.literal('http'), ...remoteServer });
@@ -105,15 +180,57 @@ export const ServerConfigSchema = z
         message: `tools listed as both idempotent and nonIdempotent: ${both.join(', ')}`,
       });
     }
+    if (server.transport === 'sse' && server.protocol === '2026-07-28') {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['protocol'],
+        message: 'the legacy SSE transport cannot carry 2026-07-28; use transport http',
+      });
+    }
     if (server.maxTimeoutMs !== undefined && server.maxTimeoutMs < server.timeoutMs) {
       ctx.addIssue({ code: 'custom', path: ['maxTimeoutMs'], message: 'must be at least timeoutMs' });
     }
+    checkAdaptiveTimeouts(server, ctx);
   })
   // Resolved here, once: code reads `maxTimeoutMs` and never restates the default.
-  .transform((server) => ({
-    ...server,
-    maxTimeoutMs: server.maxTimeoutMs ?? DEFAULT_MAX_TIMEOUT_FACTOR * server.timeoutMs,
-  }));
+  .transform((server) => {
+    const maxTimeoutMs = server.maxTimeoutMs ?? DEFAULT_MAX_TIMEOUT_FACTOR * server.timeoutMs;
+    return {
+      ...server,
+      maxTimeoutMs,
+      adaptiveTimeouts: { ...server.adaptiveTimeouts, maxMs: server.adaptiveTimeouts.maxMs ?? maxTimeoutMs },
+    };
+  });
+
+function checkAdaptiveTimeouts(
+  server: {
+    timeouts: 'static' | 'adaptive';
+    timeoutMs: number;
+    maxTimeoutMs?: number | undefined;
+    adaptiveTimeouts: z.output<typeof AdaptiveTimeoutsSchema>;
+  },
+  ctx: z.RefinementCtx,
+): void {
+  // A static server's adaptive settings are never used, so defaults that do not fit it are no error.
+  if (server.timeouts !== 'adaptive') return;
+  const { minMs, maxMs, minSamples, windowSamples } = server.adaptiveTimeouts;
+  const cap = server.maxTimeoutMs ?? DEFAULT_MAX_TIMEOUT_FACTOR * server.timeoutMs;
+  const issue = (key: string, message: string) =>
+    ctx.addIssue({ code: 'custom', path: ['adaptiveTimeouts', key], message });
+  if (maxMs !== undefined && maxMs < minMs) issue('maxMs', 'must be at least adaptiveTimeouts.minMs');
+  // Progress cannot extend an attempt past maxTimeoutMs, so a larger per-attempt value would never fire.
+  if (maxMs !== undefined && maxMs > cap) issue('maxMs', `must be at most maxTimeoutMs (${cap})`);
+  if (maxMs === undefined && minMs > cap) issue('minMs', `must be at most maxTimeoutMs (${cap})`);
+  if (minSamples > windowSamples) issue('minSamples', 'must be at most adaptiveTimeouts.windowSamples');
+}
+
+/** A team-wide webhook: every job of the team is reported to it. */
+export const TeamWebhookSchema = z.strictObject({
+  url: WebhookUrlSchema,
+  events: WebhookEventsSchema.default(DEFAULT_WEBHOOK_EVENTS),
+  /** Its own signing secret; without one, the team's webhookSecret signs. */
+  secret: WebhookSecretSchema.optional(),
+});
 
 export const TeamConfigSchema = z.strictObject({
   apiKeys: z.array(z.string().min(16, 'API keys must be at least 16 characters')).min(1),
@@ -121,6 +238,33 @@ export const TeamConfigSchema = z.strictObject({
     .strictObject({ allow: z.array(z.string().min(1)).default(['*']), deny: z.array(z.string()).default([]) })
     .default({ allow: ['*'], deny: [] }),
   maxConcurrentJobs: z.int().min(1).default(10),
+  /** Share of a busy server's turns against other teams' calls (fairness: teams): 2 = twice team weight 1. */
+  weight: z.int().min(1).max(100).default(1),
+  /**
+   * Tool calls this team's jobs may send to the fleet per minute, all replicas together; a call past
+   * it is queued with a delay until its turn (never refused). Unset: no limit.
+   */
+  callsPerMinute: z.int().min(1).max(1_000_000).optional(),
+  /** Signs per-job webhooks (and team webhooks without their own secret); a job asking for one needs it. */
+  webhookSecret: WebhookSecretSchema.optional(),
+  webhooks: z.array(TeamWebhookSchema).max(20).default([]),
+  /** Per server: overrides `servers.<name>.approval` for this team's calls. */
+  approval: z.record(z.string(), ApprovalSettingSchema).default({}),
+  /** When set, only these keys decide this team's approvals (the team's apiKeys then cannot). */
+  approverKeys: z.array(z.string().min(16, 'API keys must be at least 16 characters')).default([]),
+});
+
+/** A team webhook without its own secret is signed with the team's webhookSecret, which must then exist. */
+const TeamWithSecretsSchema = TeamConfigSchema.superRefine((team, ctx) => {
+  team.webhooks.forEach((hook, index) => {
+    if (!hook.secret && !team.webhookSecret) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['webhooks', index, 'secret'],
+        message: 'required when the team has no webhookSecret',
+      });
+    }
+  });
 });
 
 export const WorkerSettingsSchema = z
@@ -166,6 +310,38 @@ export const OrchestratorSettingsSchema = z
     headersTimeoutMs: z.int().min(1_000).max(600_000).default(10_000),
     /** Open server-sent event streams (GET /v1/jobs/:id/events) one team may hold on one replica. */
     maxEventStreamsPerTeam: z.int().min(1).max(100_000).default(50),
+    /** Ended jobs (row, tool calls, events, checkpoints) are deleted this many days after they ended. */
+    jobRetentionDays: z.int().min(1).max(36_500).default(30),
+    /** How often some replica deletes the jobs past jobRetentionDays (a BullMQ job scheduler). */
+    retentionSweepMs: z.int().min(1_000).max(86_400_000).default(3_600_000),
+    /** Delivery of webhooks (docs/operations.md): retried with exponential backoff through a BullMQ queue. */
+    webhooks: z
+      .strictObject({
+        /** Tries per delivery, the first included. */
+        attempts: z.int().min(1).max(30).default(8),
+        /** The first retry waits this long, each further one twice as long as the one before. */
+        backoffMs: z.int().min(10).max(3_600_000).default(5_000),
+        /** One attempt (connect, send, answer) may take this long. */
+        timeoutMs: z.int().min(100).max(120_000).default(10_000),
+        /** Deliveries one replica sends at once. */
+        concurrency: z.int().min(1).max(1_000).default(10),
+      })
+      .default({ attempts: 8, backoffMs: 5_000, timeoutMs: 10_000, concurrency: 10 }),
+    /** How long an approval request waits for a decision (never past the job's deadline). */
+    approvalTtlMs: z
+      .int()
+      .min(1_000)
+      .max(7 * 24 * 3_600_000)
+      .default(3_600_000),
+    /**
+     * The longest deadline (`limits.deadlineMs`) a job may ask for; every run ends by it. Finished tool
+     * calls must stay in Redis at least this long (`toolCalls.keepCompletedSeconds`, docs/semantics.md §2).
+     */
+    maxDeadlineMs: z
+      .int()
+      .min(1000)
+      .max(24 * 3_600_000)
+      .default(24 * 3_600_000),
     /** Limits of a job that does not set its own. */
     defaultLimits: z
       .strictObject({
@@ -180,6 +356,10 @@ export const OrchestratorSettingsSchema = z
     path: ['headersTimeoutMs'],
     message: 'must be at most requestTimeoutMs',
   })
+  .refine((settings) => settings.defaultLimits.deadlineMs <= settings.maxDeadlineMs, {
+    path: ['defaultLimits', 'deadlineMs'],
+    message: 'must be at most orchestrator.maxDeadlineMs',
+  })
   .default({
     agentRunConcurrency: 20,
     lockDurationMs: 30_000,
@@ -190,6 +370,11 @@ export const OrchestratorSettingsSchema = z
     requestTimeoutMs: 30_000,
     headersTimeoutMs: 10_000,
     maxEventStreamsPerTeam: 50,
+    jobRetentionDays: 30,
+    retentionSweepMs: 3_600_000,
+    webhooks: { attempts: 8, backoffMs: 5_000, timeoutMs: 10_000, concurrency: 10 },
+    approvalTtlMs: 3_600_000,
+    maxDeadlineMs: 24 * 3_600_000,
     defaultLimits: { maxSteps: 20, maxToolCalls: 100, deadlineMs: 600_000 },
   });
 
@@ -203,18 +388,26 @@ export const OperatorsConfigSchema = z
   })
   .default({ apiKeys: [] });
 
-export const SwitchyardConfigSchema = z.strictObject({
-  servers: z.record(
-    z.string().regex(SERVER_NAME, `server names must match ${SERVER_NAME.source}`),
-    ServerConfigSchema,
-  ),
-  teams: z
-    .record(z.string().regex(TEAM_NAME, `team names must match ${TEAM_NAME.source}`), TeamConfigSchema)
-    .default({}),
-  worker: WorkerSettingsSchema,
-  orchestrator: OrchestratorSettingsSchema,
-  operators: OperatorsConfigSchema,
-});
+export const SwitchyardConfigSchema = z
+  .strictObject({
+    servers: z.record(
+      z.string().regex(SERVER_NAME, `server names must match ${SERVER_NAME.source}`),
+      ServerConfigSchema,
+    ),
+    teams: z
+      .record(z.string().regex(TEAM_NAME, `team names must match ${TEAM_NAME.source}`), TeamWithSecretsSchema)
+      .default({}),
+    worker: WorkerSettingsSchema,
+    orchestrator: OrchestratorSettingsSchema,
+    operators: OperatorsConfigSchema,
+    /** Shared by the dispatcher and the worker: both add and finish tool-call jobs. */
+    toolCalls: ToolCallRetentionSchema,
+  })
+  .superRefine((config, ctx) => {
+    for (const issue of retentionIssues(config.toolCalls, config.orchestrator.maxDeadlineMs)) {
+      ctx.addIssue({ code: 'custom', ...issue });
+    }
+  });
 
 export type ServerConfig = z.output<typeof ServerConfigSchema>;
 export type StdioServerConfig = Extract<ServerConfig, { transport: 'stdio' }>;
@@ -243,7 +436,7 @@ export interface ConfigOptions {
 /** What the tool worker never reads: the teams' API keys. */
 export const WORKER_UNUSED_SECRETS = ['teams.**', 'operators.**'];
 /** What the orchestrator never reads: the MCP servers' environment and headers (tokens). */
-export const ORCHESTRATOR_UNUSED_SECRETS = ['servers.*.env.*', 'servers.*.headers.*'];
+export const ORCHESTRATOR_UNUSED_SECRETS = ['servers.*.env.*', 'servers.*.headers.*', 'servers.*.auth.**'];
 
 /** Validates an already-parsed document; `${VAR}` references are expanded from `env` first. */
 export function parseConfig(

@@ -39,6 +39,27 @@ export const redisKeys = {
    * one subscriber connection; the one holding the job aborts its MCP request.
    */
   cancels: (prefix: string) => `${prefix}:tool-call-cancels`,
+  /** Pub/sub channel: MCP progress of a running tool call that asked for it. Message: ToolCallProgress JSON. */
+  progress: (prefix: string) => `${prefix}:tool-call-progress`,
+  /**
+   * Sorted set: a team's calls not yet settled on one server's queue (member: job id, score: its start
+   * deadline). Carries the queue's hash tag, so it lives in the queue's slot.
+   */
+  teamLine: (prefix: string, server: string, team: string) =>
+    `${prefix}:${toolQueueName(server)}:team-line:${team}`,
+  /**
+   * List, newest first: recent successful call durations of one server (all its tools) or, with `tool`,
+   * of one tool (entries `ms@finishedAt`, see adaptive-timeout.ts). Tagged `{server}` like the server's
+   * queue, so both live in one cluster slot.
+   */
+  latency: (prefix: string, server: string, tool?: string) =>
+    tool === undefined ? `${prefix}:latency:{${server}}` : `${prefix}:latency:{${server}}:tool:${tool}`,
+  /**
+   * String: one team's cached OAuth token for one server, shared by the fleet. Keyed by identity (team,
+   * issuer, server), never by server alone, so one team can never be handed another's token.
+   */
+  oauthToken: (prefix: string, team: string, issuer: string, server: string) =>
+    `${prefix}:oauth-token:${team}:${encodeURIComponent(issuer)}:${server}`,
 };
 
 /**

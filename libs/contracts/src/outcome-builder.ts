@@ -5,6 +5,7 @@ import {
   type StoredToolCallOutcome,
   storedOutcome,
 } from './outcome.ts';
+import type { Question } from './question.ts';
 import { type TraceCarrier, traceIdOf } from './trace-carrier.ts';
 
 /** The call an outcome belongs to: what of its tool-call job the outcome repeats. */
@@ -31,12 +32,16 @@ export interface OutcomeFacts {
   content?: StoredToolCallOutcome['content'];
   structuredContent?: Record<string, unknown>;
   truncated?: boolean;
+  /** `input_required`: the tool's question. */
+  question?: Question;
   /** The worker that settled the call; absent for outcomes decided without one. */
   workerId?: string;
   /** When a worker took the call, which ends its queue wait (default: when the outcome is built). */
   pickedUpAt?: number;
   /** When the request went to the server, which starts its run time (absent: never sent). */
   sentAt?: number;
+  /** The per-attempt timeout the last attempt ran under. */
+  timeoutMs?: number;
 }
 
 /**
@@ -60,12 +65,15 @@ export function buildOutcome(
     ...(facts.workerId ? { workerId: facts.workerId } : {}),
     queuedMs: Math.max(0, (facts.pickedUpAt ?? now) - call.enqueuedAt),
     runMs: facts.sentAt ? Math.max(0, now - facts.sentAt) : 0,
+    ...(facts.timeoutMs !== undefined ? { timeoutMs: facts.timeoutMs } : {}),
     ...(traceId ? { traceId } : {}),
     ...(facts.text !== undefined ? { text: facts.text } : {}),
     content: facts.content ?? [],
     ...(facts.structuredContent ? { structuredContent: facts.structuredContent } : {}),
     truncated: facts.truncated ?? false,
     ...(facts.error ? { error: facts.error } : {}),
+    ...(facts.question ? { question: facts.question } : {}),
     finishedAt: now,
+    ...(facts.sentAt ? { startedAt: facts.sentAt } : {}),
   });
 }

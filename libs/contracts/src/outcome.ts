@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { QuestionSchema } from './question.ts';
 
 export const OUTCOME_STATUSES = [
   'ok',
@@ -10,6 +11,10 @@ export const OUTCOME_STATUSES = [
   'indeterminate',
   'failed',
   'cancelled',
+  /** The tool asked a person a question (elicitation); the answered retry is a new, linked call. */
+  'input_required',
+  /** A person denied the approval the call needed; never sent. */
+  'denied',
 ] as const;
 export const OutcomeStatusSchema = z.enum(OUTCOME_STATUSES);
 export type OutcomeStatus = z.infer<typeof OutcomeStatusSchema>;
@@ -34,6 +39,11 @@ const ToolCallOutcomeFields = z.object({
   workerId: z.string().optional(),
   queuedMs: z.number().min(0),
   runMs: z.number().min(0),
+  /**
+   * The per-attempt timeout of the call's last attempt (static `timeoutMs` or the adaptive value);
+   * absent when no attempt was sent.
+   */
+  timeoutMs: z.int().min(1).optional(),
   traceId: z.string().optional(),
   /**
    * What the model is told. Stored only when it cannot be derived from `content` and
@@ -47,7 +57,11 @@ const ToolCallOutcomeFields = z.object({
   truncated: z.boolean().default(false),
   /** Machine-readable detail for failures: the error class, code or reason. */
   error: z.string().optional(),
+  /** `input_required`: what the tool asked (docs/semantics.md §14). */
+  question: QuestionSchema.optional(),
   finishedAt: z.number().int().positive(),
+  /** When the worker sent the request to the server (epoch ms); absent when it never sent it. */
+  startedAt: z.number().int().positive().optional(),
 });
 
 /** An outcome as read by its consumers: `text` is always there (derived from the content when not stored). */
@@ -99,4 +113,7 @@ export const EXECUTED_BY_STATUS: Record<OutcomeStatus, Executed> = {
   indeterminate: 'unknown',
   failed: 'unknown',
   cancelled: 'no',
+  // As reported: on 2026-07-28 the server stopped to ask; on older revisions it ran up to its question.
+  input_required: 'unknown',
+  denied: 'no',
 };

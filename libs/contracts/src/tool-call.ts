@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { SERVER_NAME } from './config.ts';
+import { SERVER_NAME, TEAM_NAME } from './config.ts';
+import { AnswerSchema } from './question.ts';
 import { TraceCarrierSchema } from './trace-carrier.ts';
 
 /** The data of one tool-call job on a server's queue. */
@@ -19,17 +20,34 @@ export const ToolCallJobSchema = z.object({
   /** Decided by the producer from the config and catalog; the worker re-derives it and takes the stricter. */
   idempotent: z.boolean(),
   trace: TraceCarrierSchema.default({}),
+  /** The team the call is made for: the worker sends the server this team's credential (servers.*.auth). */
+  team: z.string().regex(TEAM_NAME).optional(),
   /** Free-form labels for logs (team, agent step, ...). */
   labels: z.record(z.string(), z.string()).default({}),
+  /**
+   * A person's answer to the question the previous round of this call asked (docs/semantics.md §14):
+   * the worker hands it to the server's elicitation, or sends it as `inputResponses` (2026-07-28).
+   * Absent: a question is answered `cancel` and the call ends `input_required`.
+   */
+  answer: AnswerSchema.optional(),
 });
 export type ToolCallJob = z.infer<typeof ToolCallJobSchema>;
 export type ToolCallJobInput = z.input<typeof ToolCallJobSchema>;
 
 /** A request, published on redisKeys.cancels, to cancel a tool-call job a worker is running. */
-export const ToolCallCancelSchema = z.object({
-  /** The BullMQ queue name (toolQueueName) and job id of the call. */
-  queue: z.string().min(1),
-  id: z.string().min(1),
-  reason: z.string().max(500).default('cancelled'),
-});
+export const ToolCallCancelSchema = z
+  .object({
+    /** The BullMQ queue name (toolQueueName) and job id of the call. */
+    queue: z.string().min(1),
+    id: z.string().min(1).optional(),
+    /**
+     * Every call of one job on this queue, in one message: a worker that aborts the running one has
+     * already heard of the others when BullMQ hands it the next, so that one is refused before it is sent.
+     */
+    ids: z.array(z.string().min(1)).max(10_000).optional(),
+    reason: z.string().max(500).default('cancelled'),
+  })
+  .refine((request) => request.id !== undefined || (request.ids?.length ?? 0) > 0, {
+    message: 'a cancel names a call (id) or calls (ids)',
+  });
 export type ToolCallCancel = z.infer<typeof ToolCallCancelSchema>;

@@ -31,7 +31,9 @@ describe('config', () => {
       idempotent: [],
       nonIdempotent: [],
       handshakeTimeoutMs: 30_000,
+      protocol: 'auto',
       maxTimeoutMs: 60_000,
+      tasks: { mode: 'auto', maxDurationMs: 3_600_000 },
     });
     expect(config.teams).toEqual({});
     expect(config.worker.heartbeatMs).toBe(2_000);
@@ -95,6 +97,13 @@ describe('config', () => {
       'servers.docs.maxTimeoutMs',
       'at least',
     ],
+    [{ servers: { docs: { command: 'x', tasks: { mode: 'always' } } } }, 'servers.docs.tasks.mode', ''],
+    [{ servers: { docs: { command: 'x', protocol: '2024-11-05' } } }, 'servers.docs.protocol', 'auto'],
+    [
+      { servers: { docs: { transport: 'sse', url: 'http://x/sse', protocol: '2026-07-28' } } },
+      'servers.docs.protocol',
+      'SSE',
+    ],
     [{ servers: {}, teams: { a: { apiKeys: ['short'] } } }, 'teams.a.apiKeys.0', '16 characters'],
     [{ servers: {}, wrker: {} }, '', 'wrker'],
   ])('rejects %j naming %s', (raw, key, fragment) => {
@@ -140,5 +149,104 @@ describe('secrets a process does not use', () => {
     expect(
       errorOf(() => parseConfig(raw, {}, undefined, { unusedSecrets: ORCHESTRATOR_UNUSED_SECRETS })).key,
     ).toBe('teams.search.apiKeys.0');
+  });
+});
+
+describe('webhook and quota keys of a team', () => {
+  const KEY = 'a-team-key-0000000000000001';
+  const SECRET = `whsec_${Buffer.alloc(32, 7).toString('base64')}`;
+  const team = (extra: Record<string, unknown>) => ({
+    servers: {},
+    teams: { a: { apiKeys: [KEY], ...extra } },
+  });
+
+  it('accepts callsPerMinute, a signing secret and team webhooks with default events', () => {
+    const config = parseConfig(
+      team({ callsPerMinute: 120, webhookSecret: SECRET, webhooks: [{ url: 'https://hooks.example/x' }] }),
+      {},
+    );
+    expect(config.teams.a).toMatchObject({
+      callsPerMinute: 120,
+      webhooks: [
+        {
+          url: 'https://hooks.example/x',
+          events: ['job.succeeded', 'job.completed_with_errors', 'job.failed', 'job.cancelled'],
+        },
+      ],
+    });
+    expect(config.orchestrator.webhooks).toEqual({
+      attempts: 8,
+      backoffMs: 5_000,
+      timeoutMs: 10_000,
+      concurrency: 10,
+    });
+  });
+
+  it.each([
+    [team({ callsPerMinute: 0 }), 'teams.a.callsPerMinute', '>=1'],
+    [team({ webhookSecret: 'hunter2' }), 'teams.a.webhookSecret', 'whsec_'],
+    [team({ webhookSecret: 'whsec_c2hvcnQ=' }), 'teams.a.webhookSecret', '24 to 64 bytes'],
+    [team({ webhooks: [{ url: 'https://hooks.example/x' }] }), 'teams.a.webhooks.0.secret', 'webhookSecret'],
+    [team({ webhookSecret: SECRET, webhooks: [{ url: 'ftp://x/y' }] }), 'teams.a.webhooks.0.url', ''],
+    [
+      team({ webhookSecret: SECRET, webhooks: [{ url: 'https://user:pw@hooks.example/x' }] }),
+      'teams.a.webhooks.0.url',
+      'credentials',
+    ],
+    [
+      team({ webhookSecret: SECRET, webhooks: [{ url: 'https://hooks.example/x', events: ['job.done'] }] }),
+      'teams.a.webhooks.0.events.0',
+      '',
+    ],
+    [{ servers: {}, orchestrator: { webhooks: { attempts: 0 } } }, 'orchestrator.webhooks.attempts', '>=1'],
+    [{ servers: {}, toolCalls: { keepCompletedSeconds: 59 } }, 'toolCalls.keepCompletedSeconds', '>=60'],
+    [{ servers: {}, toolCalls: { keepFailedSeconds: 'a day' } }, 'toolCalls.keepFailedSeconds', 'number'],
+    [{ servers: {}, toolCalls: { keepCompletedCount: 1000 } }, 'toolCalls', 'keepCompletedCount'],
+    [
+      { servers: {}, orchestrator: { maxDeadlineMs: 3_600_000, defaultLimits: { deadlineMs: 3_600_001 } } },
+      'orchestrator.defaultLimits.deadlineMs',
+      'orchestrator.maxDeadlineMs',
+    ],
+  ])('rejects %j naming %s', (raw, key, fragment) => {
+    const error = errorOf(() => parseConfig(raw, {}));
+    expect(error.key).toBe(key);
+    expect(error.message).toContain(fragment);
+  });
+
+  describe('toolCalls retention', () => {
+    it('keeps finished calls a day (failed ones a week), as long as the longest allowed deadline', () => {
+      const config = parseConfig({ servers: {} }, {});
+      expect(config.toolCalls).toEqual({ keepCompletedSeconds: 86_400, keepFailedSeconds: 604_800 });
+      expect(config.orchestrator.maxDeadlineMs).toBe(86_400_000);
+    });
+
+    it('may be shortened together with the longest deadline a job may ask for', () => {
+      const config = parseConfig(
+        {
+          servers: {},
+          orchestrator: { maxDeadlineMs: 3_600_000 },
+          toolCalls: { keepCompletedSeconds: 3_600, keepFailedSeconds: 7_200 },
+        },
+        {},
+      );
+      expect(config.toolCalls).toEqual({ keepCompletedSeconds: 3_600, keepFailedSeconds: 7_200 });
+    });
+
+    it('refuses a retention shorter than orchestrator.maxDeadlineMs, naming both keys', () => {
+      // The default maxDeadlineMs (24 h) is longer than an hour's retention.
+      const error = errorOf(() =>
+        parseConfig({ servers: {}, toolCalls: { keepCompletedSeconds: 3_600 } }, {}),
+      );
+      expect(error.key).toBe('toolCalls.keepCompletedSeconds');
+      expect(error.message).toContain('orchestrator.maxDeadlineMs (86400000 ms = 86400 s)');
+      const failed = errorOf(() =>
+        parseConfig(
+          { servers: {}, orchestrator: { maxDeadlineMs: 600_000 }, toolCalls: { keepFailedSeconds: 599 } },
+          {},
+        ),
+      );
+      expect(failed.key).toBe('toolCalls.keepFailedSeconds');
+      expect(failed.message).toContain('orchestrator.maxDeadlineMs (600000 ms = 600 s)');
+    });
   });
 });

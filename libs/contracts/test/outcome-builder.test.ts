@@ -28,6 +28,7 @@ describe('buildOutcome', () => {
       queuedMs: 250,
       runMs: 600,
       finishedAt: 1_900,
+      startedAt: 1_300,
       workerId: 'w1',
       traceId: '0af7651916cd43dd8448eb211c80319c',
     });
@@ -37,6 +38,7 @@ describe('buildOutcome', () => {
     const outcome = buildOutcome(CALL, { status: 'expired', text: 'waited too long' }, 61_000);
     expect(outcome).toMatchObject({ attempts: 0, executed: 'no', queuedMs: 60_000, runMs: 0 });
     expect(outcome).not.toHaveProperty('workerId');
+    expect(outcome).not.toHaveProperty('startedAt');
     expect(buildOutcome(CALL, { status: 'cancelled', text: 'stopped', executed: 'unknown' }).executed).toBe(
       'unknown',
     );
