@@ -2,21 +2,27 @@ import type { Server } from 'node:http';
 import {
   ArgumentValidator,
   ConfigError,
+  connectRedis,
+  duplicateRedis,
+  type RedisConnection,
+  type RedisTarget,
   redisKeys,
   type SwitchyardConfig,
   ToolCallCancelSchema,
 } from '@switchyard/contracts';
-import { Redis } from 'ioredis';
 import { CatalogPublisher } from './catalog/catalog-publisher.ts';
+import { credentialFetch } from './credentials/credential-fetch.ts';
+import { TeamCredentials } from './credentials/team-credentials.ts';
+import { TeamSessions } from './credentials/team-sessions.ts';
 import { ServerConsumer } from './execution/server-consumer.ts';
-import { startWorkerHttp } from './observability/worker-http.ts';
+import { listeningPort, startWorkerHttp } from './observability/worker-http.ts';
 import { WorkerMetrics } from './observability/worker-metrics.ts';
 import type { Logger } from './runtime/logger.ts';
 import { SessionPool } from './sessions/session-pool.ts';
 
 export interface ToolWorkerOptions {
   config: SwitchyardConfig;
-  redisUrl: string;
+  redis: RedisTarget;
   prefix: string;
   workerId: string;
   /** Servers to serve; all configured ones when undefined. */
@@ -48,31 +54,38 @@ function selectServers(config: SwitchyardConfig, names: string[] | undefined) {
  */
 export class ToolWorker {
   readonly pool: SessionPool;
-  private readonly redis: Redis;
+  private readonly redis: RedisConnection;
   /** Subscribed to the cancel channel: a subscriber connection can do nothing else. */
-  private readonly cancels: Redis;
+  private readonly cancels: RedisConnection;
   private readonly consumers: ServerConsumer[];
+  /** Stdio servers with per-team secrets: each team's own sessions. */
+  private readonly teamSessions = new Map<string, TeamSessions>();
   private readonly publisher: CatalogPublisher;
   private readonly metrics: WorkerMetrics;
   private http: Server | undefined;
   private stopping: Promise<void> | undefined;
 
   constructor(private readonly options: ToolWorkerOptions) {
-    const { config, redisUrl, prefix, workerId, log } = options;
+    const { config, prefix, workerId, log } = options;
     const servers = selectServers(config, options.servers);
-    // maxRetriesPerRequest null: BullMQ workers must never drop a command on a Redis hiccup.
-    this.redis = new Redis(redisUrl, {
-      maxRetriesPerRequest: null,
-      connectionName: `switchyard-worker-${workerId}`,
-    });
+    this.redis = connectRedis(options.redis, `switchyard-worker-${workerId}`);
     this.redis.on('error', (error) => log.warn({ err: error }, 'redis connection error'));
     // Connections per worker process: this shared one, this subscriber, and one blocking connection
     // per served server (each BullMQ Worker's own).
-    this.cancels = this.redis.duplicate({ connectionName: `switchyard-worker-${workerId}-cancels` });
+    this.cancels = duplicateRedis(this.redis, `switchyard-worker-${workerId}-cancels`);
     this.cancels.on('error', (error) => log.warn({ err: error }, 'redis cancel subscriber error'));
     this.cancels.on('message', (_channel, message) => this.onCancel(message));
-    this.pool = new SessionPool(servers, log);
+    const credentials = new TeamCredentials(servers, this.redis, prefix);
+    this.pool = new SessionPool(servers, log, (server) =>
+      credentials.protects(server) ? credentialFetch(credentials.forSession(server)) : undefined,
+    );
     this.metrics = new WorkerMetrics(this.pool);
+    for (const [server, session] of this.pool.sessions) {
+      const { config: serverConfig } = session;
+      if (serverConfig.transport === 'stdio' && serverConfig.auth) {
+        this.teamSessions.set(server, new TeamSessions(server, serverConfig, serverConfig.auth, log));
+      }
+    }
     const validator = new ArgumentValidator();
     this.consumers = [...this.pool.sessions].map(
       ([server, session]) =>
@@ -81,9 +94,12 @@ export class ToolWorker {
           config: session.config,
           session,
           settings: config.worker,
+          retention: config.toolCalls,
           prefix,
           redis: this.redis,
           validator,
+          credentials,
+          teamSessions: this.teamSessions.get(server),
           workerId,
           log,
           onOutcome: (outcome) => this.metrics.record(outcome),
@@ -95,6 +111,8 @@ export class ToolWorker {
       prefix,
       workerId,
       heartbeatMs: config.worker.heartbeatMs,
+      // Read on every beat: the port is known only once the HTTP server listens.
+      httpPort: () => (this.http ? listeningPort(this.http) : undefined),
       log,
     });
   }
@@ -127,8 +145,9 @@ export class ToolWorker {
       this.options.log.warn({ message: message.slice(0, 200) }, 'ignored a malformed cancel request');
       return;
     }
-    const { queue, id, reason } = request.data;
-    this.consumers.find((consumer) => consumer.queueName === queue)?.cancel(id, reason);
+    const { queue, id, ids = [], reason } = request.data;
+    const consumer = this.consumers.find((candidate) => candidate.queueName === queue);
+    for (const call of id === undefined ? ids : [id, ...ids]) consumer?.cancel(call, reason);
   }
 
   stop(): Promise<void> {
@@ -140,6 +159,7 @@ export class ToolWorker {
     const { log, config } = this.options;
     log.info({ graceMs: config.worker.shutdownGraceMs }, 'tool worker stopping');
     await Promise.all(this.consumers.map((consumer) => consumer.close(config.worker.shutdownGraceMs)));
+    await Promise.all([...this.teamSessions.values()].map((sessions) => sessions.close()));
     await this.pool.close();
     await this.publisher.stop();
     await this.cancels.quit().catch(() => this.cancels.disconnect());

@@ -65,4 +65,16 @@ describe('job fence', () => {
     expect(await fence.unmark(job, token)).toBe(true);
     expect(await redis.hget(queue.toKey('one'), 'progress')).toBe('{}');
   });
+
+  it('records a task handle only under our lock', async () => {
+    const withTask = { ...marker, task: { taskId: 't-1', createdAt: 3 } };
+    await redis.set(lockKey(), 'token-b');
+    expect(await fence.recordTask(job, token, withTask)).toBe(false);
+    expect(await redis.hget(queue.toKey('one'), 'progress')).toBe('{}');
+    await redis.set(lockKey(), token);
+    expect(await fence.recordTask(job, token, withTask)).toBe(true);
+    expect(JSON.parse((await redis.hget(queue.toKey('one'), 'progress')) as string)).toEqual(withTask);
+    // The handle is inside the marker: the at-most-once fence still sees the call as sent.
+    expect(await fence.beforeSend(job, token, marker)).toBe('already_sent');
+  });
 });

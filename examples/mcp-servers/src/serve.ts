@@ -1,7 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { realpathSync } from 'node:fs';
-import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import {
+  createServer as createHttpServer,
+  type Server as HttpServer,
+  type IncomingMessage,
+  type ServerResponse,
+} from 'node:http';
 import { fileURLToPath } from 'node:url';
+import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
@@ -9,7 +15,7 @@ import { appendLedger } from './ledger.ts';
 
 export type ServerFactory = () => McpServer;
 
-const HTTP_PATH = '/mcp';
+export const HTTP_PATH = '/mcp';
 
 /**
  * Runs an MCP server built by `createServer`: over stdio by default, or over Streamable HTTP
@@ -40,7 +46,7 @@ export function isMain(moduleUrl: string): boolean {
   }
 }
 
-function httpPort(argv: string[], fromEnv: string | undefined): number | undefined {
+export function httpPort(argv: string[], fromEnv: string | undefined): number | undefined {
   let raw: string | undefined;
   const index = argv.findIndex((arg) => arg === '--http' || arg.startsWith('--http='));
   if (index >= 0) {
@@ -91,12 +97,24 @@ interface Session {
   transport: StreamableHTTPServerTransport;
 }
 
-async function serveHttp(createServer: ServerFactory, port: number): Promise<void> {
-  // One McpServer per session: an McpServer owns exactly one transport, and per-session
-  // state (initialize, capabilities, in-flight requests) must not leak between clients.
+/** What a Streamable HTTP request may carry: the caller's verified token (auth middleware), a parsed body. */
+export type McpHttpRequest = IncomingMessage & { auth?: AuthInfo };
+
+export interface HttpSessions {
+  /** Serves one request to HTTP_PATH; `parsedBody` when a middleware already read the body. */
+  route(req: McpHttpRequest, res: ServerResponse, parsedBody?: unknown): Promise<void>;
+  close(): Promise<void>;
+}
+
+/**
+ * The Streamable HTTP sessions of one server process. One McpServer per session: an McpServer owns
+ * exactly one transport, and per-session state (initialize, capabilities, in-flight requests) must not
+ * leak between clients.
+ */
+export function httpSessions(createServer: ServerFactory): HttpSessions {
   const sessions = new Map<string, Session>();
 
-  const openSession = async (req: IncomingMessage, res: ServerResponse) => {
+  const openSession = async (req: McpHttpRequest, res: ServerResponse, parsedBody: unknown) => {
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: randomUUID,
       onsessioninitialized: (id) => {
@@ -111,22 +129,33 @@ async function serveHttp(createServer: ServerFactory, port: number): Promise<voi
     await server.connect(transport);
     // The transport itself rejects anything but an initialize request here, so we need not
     // parse the body; we only drop the pair if no session came out of it.
-    await transport.handleRequest(req, res);
+    await transport.handleRequest(req, res, parsedBody);
     if (transport.sessionId === undefined) await server.close();
   };
 
-  const route = async (req: IncomingMessage, res: ServerResponse) => {
+  const route = async (req: McpHttpRequest, res: ServerResponse, parsedBody?: unknown) => {
     const { pathname } = new URL(req.url ?? '/', 'http://127.0.0.1');
     if (pathname !== HTTP_PATH) return sendError(res, 404, -32601, `Not found: use ${HTTP_PATH}`);
     const sessionId = req.headers['mcp-session-id'];
     if (typeof sessionId === 'string') {
       const session = sessions.get(sessionId);
       if (!session) return sendError(res, 404, -32001, 'Session not found');
-      return session.transport.handleRequest(req, res);
+      return session.transport.handleRequest(req, res, parsedBody);
     }
-    if (sessionId === undefined && req.method === 'POST') return openSession(req, res);
+    if (sessionId === undefined && req.method === 'POST') return openSession(req, res, parsedBody);
     return sendError(res, 400, -32000, 'Bad Request: a single Mcp-Session-Id header is required');
   };
+
+  return {
+    route,
+    close: async () => {
+      await Promise.allSettled([...sessions.values()].map(({ server }) => server.close()));
+    },
+  };
+}
+
+async function serveHttp(createServer: ServerFactory, port: number): Promise<void> {
+  const { route, close } = httpSessions(createServer);
 
   const http = createHttpServer((req, res) => {
     route(req, res).catch((error: unknown) => {
@@ -136,12 +165,23 @@ async function serveHttp(createServer: ServerFactory, port: number): Promise<voi
     });
   });
 
+  await listenAndAnnounce(http, port, close);
+}
+
+/**
+ * Listens on 127.0.0.1 and prints the one `listening` line a parent waits for; on SIGTERM/SIGINT runs
+ * `close` (the MCP side), then drops every connection.
+ */
+export async function listenAndAnnounce(
+  http: HttpServer,
+  port: number,
+  close: () => Promise<void>,
+): Promise<void> {
   onTermination(async () => {
-    await Promise.allSettled([...sessions.values()].map(({ server }) => server.close()));
+    await close();
     http.closeAllConnections();
     http.close();
   });
-
   await new Promise<void>((resolve, reject) => {
     http.once('error', reject);
     http.listen(port, '127.0.0.1', () => resolve());
@@ -152,13 +192,13 @@ async function serveHttp(createServer: ServerFactory, port: number): Promise<voi
   process.stdout.write(`${JSON.stringify({ listening: `http://127.0.0.1:${address.port}${HTTP_PATH}` })}\n`);
 }
 
-function sendError(res: ServerResponse, status: number, code: number, message: string): void {
+export function sendError(res: ServerResponse, status: number, code: number, message: string): void {
   res.writeHead(status, { 'content-type': 'application/json' });
   res.end(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }));
 }
 
 /** Closes transports on SIGTERM/SIGINT before exiting, so clients see a clean close. */
-function onTermination(close: () => Promise<void>): void {
+export function onTermination(close: () => Promise<void>): void {
   let closing = false;
   const handler = () => {
     if (closing) return;

@@ -1,6 +1,10 @@
 import { hostname } from 'node:os';
-import { redisKeys, type ServerCatalogEntry, type WorkerHeartbeat } from '@switchyard/contracts';
-import type { Redis } from 'ioredis';
+import {
+  type RedisConnection,
+  redisKeys,
+  type ServerCatalogEntry,
+  type WorkerHeartbeat,
+} from '@switchyard/contracts';
 import type { Logger } from '../runtime/logger.ts';
 import type { SessionPool } from '../sessions/session-pool.ts';
 
@@ -22,10 +26,12 @@ export class CatalogPublisher {
   constructor(
     private readonly deps: {
       pool: SessionPool;
-      redis: Redis;
+      redis: RedisConnection;
       prefix: string;
       workerId: string;
       heartbeatMs: number;
+      /** The port of this worker's /metrics and /health, once it listens; announced for scrapers. */
+      httpPort?: () => number | undefined;
       log: Logger;
     },
   ) {}
@@ -60,9 +66,11 @@ export class CatalogPublisher {
       publishedBy: this.deps.workerId,
       updatedAt: Date.now(),
     };
-    await this.write(() =>
-      this.deps.redis.hset(redisKeys.catalog(this.deps.prefix), server, JSON.stringify(entry)),
-    );
+    // Announced like a heartbeat, so readers (the /mcp gateway's list_changed) need not wait for the next beat.
+    await this.write(async () => {
+      await this.deps.redis.hset(redisKeys.catalog(this.deps.prefix), server, JSON.stringify(entry));
+      await this.deps.redis.publish(redisKeys.catalogChanged(this.deps.prefix), this.deps.workerId);
+    });
   }
 
   private beat(): void {
@@ -73,10 +81,12 @@ export class CatalogPublisher {
   private async writeBeat(): Promise<void> {
     const { redis, prefix, workerId, heartbeatMs, pool } = this.deps;
     const now = Date.now();
+    const httpPort = this.deps.httpPort?.();
     const heartbeat: WorkerHeartbeat = {
       workerId,
       host: hostname(),
       pid: process.pid,
+      ...(httpPort !== undefined ? { httpPort } : {}),
       startedAt: this.startedAt,
       beatAt: now,
       expiresAt: now + heartbeatMs * MISSED_BEATS_ALLOWED,

@@ -1,5 +1,5 @@
+import { holdJobLock, type QueueKeys, type RedisConnection } from '@switchyard/contracts';
 import type { Job } from 'bullmq';
-import type { Redis } from 'ioredis';
 
 /**
  * Sends a call only while this worker still holds the job's BullMQ lock (its token), atomically with
@@ -25,27 +25,6 @@ redis.call('PEXPIRE', KEYS[2], ARGV[2])
 return 1
 `;
 
-/**
- * Keeps (or takes back) the lock of a job this worker is running, so a result it holds is recorded.
- * A lock that merely expired (Redis or this worker paused past the lock duration) is re-taken only if
- * nobody took the job since: it is still in the active list (the stalled check moves it out) and its
- * start count is the one this worker saw (every new start increments it). Returns 1 held, 0 lost.
- */
-const HOLD_LOCK = `
-local holder = redis.call('GET', KEYS[2])
-if holder == ARGV[1] then
-  redis.call('PEXPIRE', KEYS[2], ARGV[2])
-  redis.call('SREM', KEYS[4], ARGV[3])
-  return 1
-end
-if holder then return 0 end
-if redis.call('HGET', KEYS[1], 'ats') ~= ARGV[4] then return 0 end
-if not redis.call('LPOS', KEYS[3], ARGV[3]) then return 0 end
-redis.call('SET', KEYS[2], ARGV[1], 'PX', ARGV[2])
-redis.call('SREM', KEYS[4], ARGV[3])
-return 1
-`;
-
 /** Clears the marker of a call that turned out not to be sent, only while the lock is still ours. */
 const UNMARK = `
 if redis.call('GET', KEYS[2]) ~= ARGV[1] then return 0 end
@@ -53,7 +32,18 @@ redis.call('HSET', KEYS[1], 'progress', '{}')
 return 1
 `;
 
-type FencedRedis = Redis & {
+/**
+ * Writes the marker with a task handle (docs/semantics.md §12), only while the lock is ours: a worker
+ * that lost the job must not overwrite what its new owner recorded.
+ */
+const RECORD_TASK = `
+if redis.call('GET', KEYS[2]) ~= ARGV[1] then return 0 end
+redis.call('HSET', KEYS[1], 'progress', ARGV[2])
+return 1
+`;
+
+type FencedRedis = RedisConnection & {
+  switchyardRecordTask(jobKey: string, lockKey: string, token: string, marker: string): Promise<number>;
   switchyardUnmark(jobKey: string, lockKey: string, token: string): Promise<number>;
   switchyardFenceSend(
     jobKey: string,
@@ -62,40 +52,23 @@ type FencedRedis = Redis & {
     ms: number,
     marker: string,
   ): Promise<number>;
-  switchyardHoldLock(
-    jobKey: string,
-    lockKey: string,
-    active: string,
-    stalled: string,
-    token: string,
-    ms: number,
-    jobId: string,
-    attemptsStarted: string,
-  ): Promise<number>;
 };
 
 export type FenceResult = 'fenced' | 'lock_lost' | 'already_sent';
-
-/** Where the queue keeps a job and its lists (BullMQ's key layout, from the queue's own keys). */
-export interface QueueKeys {
-  jobKey(id: string): string;
-  active: string;
-  stalled: string;
-}
 
 export class JobFence {
   private readonly redis: FencedRedis;
 
   constructor(
-    redis: Redis,
+    redis: RedisConnection,
     private readonly keys: QueueKeys,
     private readonly lockDurationMs: number,
   ) {
     // defineCommand: EVALSHA with a fallback to EVAL, one round trip per call.
     if (!('switchyardFenceSend' in redis)) {
       redis.defineCommand('switchyardFenceSend', { numberOfKeys: 2, lua: FENCE_SEND });
-      redis.defineCommand('switchyardHoldLock', { numberOfKeys: 4, lua: HOLD_LOCK });
       redis.defineCommand('switchyardUnmark', { numberOfKeys: 2, lua: UNMARK });
+      redis.defineCommand('switchyardRecordTask', { numberOfKeys: 2, lua: RECORD_TASK });
     }
     this.redis = redis as FencedRedis;
   }
@@ -125,21 +98,20 @@ export class JobFence {
     return (await this.redis.switchyardUnmark(key, `${key}:lock`, token)) === 1;
   }
 
+  /** Records a task handle in the job's marker; false when the lock is no longer ours. */
+  async recordTask(job: Job, token: string, marker: object): Promise<boolean> {
+    const key = this.keys.jobKey(String(job.id));
+    return (await this.redis.switchyardRecordTask(key, `${key}:lock`, token, JSON.stringify(marker))) === 1;
+  }
+
   /** One round trip: true when the job is still this worker's (its lock kept or re-taken). */
-  async hold(job: Job, token: string): Promise<boolean> {
-    const id = String(job.id);
-    const key = this.keys.jobKey(id);
-    const result = await this.redis.switchyardHoldLock(
-      key,
-      `${key}:lock`,
-      this.keys.active,
-      this.keys.stalled,
-      token,
+  hold(job: Job, token: string): Promise<boolean> {
+    return holdJobLock(
+      this.redis,
+      this.keys,
+      { id: String(job.id), attemptsStarted: job.attemptsStarted, token },
       this.lockDurationMs,
-      id,
-      String(job.attemptsStarted),
     );
-    return result === 1;
   }
 
   /**

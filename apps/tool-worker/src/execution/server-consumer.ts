@@ -2,33 +2,44 @@ import {
   type ArgumentValidator,
   type OutcomeNotice,
   outcomeNoticeFields,
+  type RedisConnection,
   redisKeys,
   type ServerConfig,
   type StoredToolCallOutcome,
+  type ToolCallRetention,
+  toolCallJobRetention,
   toolQueueName,
   type WorkerSettings,
 } from '@switchyard/contracts';
 import { type Job, Queue, Worker } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { TeamCredentials } from '../credentials/team-credentials.ts';
+import type { TeamSessions } from '../credentials/team-sessions.ts';
 import type { Logger } from '../runtime/logger.ts';
 import type { ManagedSession } from '../sessions/managed-session.ts';
+import { CallTimeouts } from './call-timeouts.ts';
 import { CallAbort, InFlightCalls } from './in-flight-calls.ts';
 import { JobFence } from './job-fence.ts';
+import { progressRelay } from './progress-relay.ts';
 import { createToolCallProcessor } from './tool-call-processor.ts';
 
 /** Outcomes stream entries are small pointers plus the outcome; keep roughly this many. */
 const OUTCOME_STREAM_MAXLEN = 50_000;
-const DAY_SECONDS = 24 * 3600;
 
 export interface ConsumerDeps {
   server: string;
   config: ServerConfig;
   session: ManagedSession;
   settings: WorkerSettings;
+  /** toolCalls: the same retention the dispatcher gives the jobs it adds. */
+  retention: ToolCallRetention;
   prefix: string;
   /** Shared non-blocking connection (BullMQ reuses an instance; blocking reads get their own). */
-  redis: Redis;
+  redis: RedisConnection;
   validator: ArgumentValidator;
+  /** Which team's credential each call carries (servers.<name>.auth). */
+  credentials: TeamCredentials;
+  /** Set for a stdio server with per-team secrets (servers.<name>.auth). */
+  teamSessions?: TeamSessions | undefined;
   workerId: string;
   log: Logger;
   /** Every outcome this consumer settles (metrics). */
@@ -62,7 +73,13 @@ export class ServerConsumer {
       },
       settings.lockDurationMs,
     );
-    const processor = createToolCallProcessor({ ...deps, fence: this.fence, inFlight: this.inFlight });
+    const processor = createToolCallProcessor({
+      ...deps,
+      fence: this.fence,
+      inFlight: this.inFlight,
+      relayProgress: progressRelay(redis, prefix, deps.log),
+      timeouts: new CallTimeouts({ server, config, redis, prefix, log: deps.log }),
+    });
     this.worker = new Worker<unknown, StoredToolCallOutcome>(queueName, processor, {
       connection: redis,
       prefix,
@@ -74,8 +91,9 @@ export class ServerConsumer {
       // A stalled job goes back to the queue so a live worker settles it (re-runs it when idempotent,
       // reports it indeterminate when not); BullMQ's own "stalled too often" failure is a last resort.
       maxStalledCount: 5,
-      removeOnComplete: { age: DAY_SECONDS, count: 100_000 },
-      removeOnFail: { age: 7 * DAY_SECONDS },
+      // BullMQ uses a job's own removeOn* options and these only for a job added without them; both come
+      // from toolCalls, so whichever applies keeps a finished call as long as a run may look it up.
+      ...toolCallJobRetention(deps.retention),
     });
     this.worker.on('completed', (job, outcome) => {
       deps.onOutcome(outcome);

@@ -1,11 +1,13 @@
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult } from '@modelcontextprotocol/client';
 import {
   type ArgumentValidator,
   buildOutcome,
   carrierFrom,
+  type EffectiveTimeout,
   isIdempotent,
   OUTCOME_DETAIL_BYTES,
   type OutcomeFacts,
+  type Question,
   type ServerConfig,
   type StoredToolCallOutcome,
   safeJson,
@@ -16,13 +18,32 @@ import {
 } from '@switchyard/contracts';
 import { ATTR } from '@switchyard/telemetry';
 import { DelayedError, type Job } from 'bullmq';
+import { CredentialError } from '../credentials/credential-error.ts';
+import { callCredential } from '../credentials/credential-fetch.ts';
+import type { CredentialSource } from '../credentials/credential-source.ts';
+import type { TeamCredentials } from '../credentials/team-credentials.ts';
+import type { TeamSessions } from '../credentials/team-sessions.ts';
 import type { Logger } from '../runtime/logger.ts';
 import type { ManagedSession } from '../sessions/managed-session.ts';
 import { classifyCallError } from './call-errors.ts';
+import { CallQuestions } from './call-questions.ts';
 import { inConsumerSpan, inMcpCallSpan } from './call-spans.ts';
+import type { CallTimeouts } from './call-timeouts.ts';
+import { ExtensionTaskRunner } from './extension-task-runner.ts';
+import { firedLimit } from './fired-limit.ts';
 import { CallAbort, type InFlightCalls } from './in-flight-calls.ts';
 import type { JobFence } from './job-fence.ts';
+import type { ProgressRelay } from './progress-relay.ts';
+import { refusedForTasks } from './refused-for-tasks.ts';
 import { capResult, cutToEncodedBytes, jsonDepthExceeds } from './result-cap.ts';
+import {
+  TaskHandleSchema,
+  TaskLostError,
+  type TaskRunDeps,
+  TaskRunner,
+  TaskTimeoutError,
+  taskPlan,
+} from './task-runner.ts';
 
 /** When this worker took the call and when it sent it: the outcome's queue wait and run time. */
 interface CallTiming {
@@ -34,6 +55,8 @@ interface CallTiming {
 interface DispatchMarker {
   dispatchedBy: string;
   dispatchedAt: number;
+  /** A task's handle, recorded once the server created it: the call is resumable (task-runner.ts). */
+  task?: unknown;
 }
 
 function dispatchMarker(progress: unknown): DispatchMarker | undefined {
@@ -74,10 +97,16 @@ export interface ProcessorDeps {
   config: ServerConfig;
   session: ManagedSession;
   validator: ArgumentValidator;
+  credentials: TeamCredentials;
+  /** Set for a stdio server with per-team secrets (servers.<name>.auth). */
+  teamSessions?: TeamSessions | undefined;
   workerId: string;
   log: Logger;
   fence: JobFence;
   inFlight: InFlightCalls;
+  /** Forwards the server's progress notifications of calls whose producer waits for them. */
+  relayProgress?: ProgressRelay;
+  timeouts: CallTimeouts;
 }
 
 /**
@@ -132,19 +161,25 @@ export function createToolCallProcessor(deps: ProcessorDeps) {
     log.debug({ attemptsStarted: job.attemptsStarted }, 'tool call picked up');
     const previousAttempts = job.attemptsMade;
     const marker = dispatchMarker(job.progress);
+    const recordedTask =
+      marker?.task === undefined ? undefined : TaskHandleSchema.safeParse(marker.task).data;
+    let taskCreated = recordedTask !== undefined;
     const annotations = session.tool(call.tool)?.annotations;
     const idempotent = call.idempotent && isIdempotent(config, call.tool, annotations);
+    // The per-attempt timeout of this attempt, recorded on its outcome once the call was sent.
+    let attemptTimeout: EffectiveTimeout | undefined;
     const outcome = (facts: Omit<OutcomeFacts, 'workerId' | 'pickedUpAt' | 'sentAt'>) =>
       buildOutcome(call, {
         ...facts,
         workerId,
         pickedUpAt: timing.pickedUpAt,
         ...(timing.sentAt ? { sentAt: timing.sentAt } : {}),
+        ...(timing.sentAt && attemptTimeout ? { timeoutMs: attemptTimeout.timeoutMs } : {}),
       });
 
     // At most once: a non-idempotent call that was already sent by a worker that then vanished
     // (its lock expired and BullMQ handed the job to us) must not run again.
-    if (!idempotent && marker) {
+    if (!idempotent && marker && !recordedTask) {
       log.warn(
         { previousWorker: marker.dispatchedBy },
         'non-idempotent call re-delivered after its worker was lost',
@@ -186,9 +221,51 @@ export function createToolCallProcessor(deps: ProcessorDeps) {
         error: check.errors.join('; '),
       });
     }
+    // A task-required tool sent as a plain call is refused by its server, some phrasing that as an
+    // isError result ("it ran and failed"): when it cannot run as a task here, it is refused unsent.
+    const plan = recordedTask
+      ? 'task'
+      : taskPlan(
+          config.tasks.mode,
+          tool.execution?.taskSupport,
+          session.protocolVersion,
+          session.extensionTasks !== undefined,
+        );
+    if (plan === 'refuse') {
+      const why =
+        config.tasks.mode === 'never'
+          ? `tasks are disabled for ${server} (servers.${server}.tasks.mode: never)`
+          : `${server} speaks ${session.protocolVersion ?? 'an unknown revision'} and offers no task mechanism this worker speaks (2025-11-25 tasks, or the io.modelcontextprotocol/tasks extension)`;
+      return outcome({
+        status: 'failed',
+        executed: 'no',
+        attempts: 0,
+        text: `${server}/${call.tool} runs only as an MCP task (execution.taskSupport: required), and ${why}. The worker did not send it.`,
+        error: 'task_required',
+      });
+    }
+    if (recordedTask) {
+      // The job's previous owner created the task and was lost: follow that task, never start another.
+      timing.sentAt = marker?.dispatchedAt;
+      log.info({ task_id: recordedTask.taskId, previousWorker: marker?.dispatchedBy }, 'resuming task');
+    }
+
+    // The team's credential is settled before anything is sent: a team without one, or whose token cannot
+    // be obtained, ends here without reaching the server (and without a retry that would fail the same way).
+    let credential: CredentialSource | undefined;
+    try {
+      credential = deps.credentials.forCall(server, call.team);
+      await credential?.current();
+      deps.teamSessions?.check(call.team);
+    } catch (error) {
+      if (error instanceof CredentialError) return credentialRefused(error, previousAttempts);
+      return putBack(job, token, log, `credential store unreachable: ${(error as Error).message}`);
+    }
 
     const attempts = previousAttempts + 1;
     const lastAttempt = attempts >= (job.opts.attempts ?? 1);
+    const timeout = await deps.timeouts.forAttempt(call.tool);
+    attemptTimeout = timeout;
     // A stall can happen anywhere; it is caught at the two points where it matters: right before the
     // send (the fence) and before an outcome is recorded (the hold). Local time stands in for the lock's
     // age: the clock keeps running while a process is frozen.
@@ -210,26 +287,65 @@ export function createToolCallProcessor(deps: ProcessorDeps) {
       timing.sentAt = Date.now();
       log.debug({ attempts, idempotent }, 'tool call sent');
     };
+    // A stdio server with per-team secrets runs the call in the team's own session (child process).
+    const onSession = <T>(use: (target: ManagedSession) => Promise<T>): Promise<T> =>
+      deps.teamSessions ? deps.teamSessions.run(call.team, use) : use(session);
+    const questions = new CallQuestions(call.answer);
+
     let result: Awaited<ReturnType<ManagedSession['callTool']>>;
     try {
-      result = await inMcpCallSpan(server, config, call.tool, attempts, (span) =>
-        session
-          .callTool(call.tool, call.arguments, {
-            timeoutMs: config.timeoutMs,
-            maxTotalTimeoutMs: config.maxTimeoutMs,
-            signal: inFlight.controller.signal,
-            beforeSend,
-            // The MCP span's own context, so a server that traces parents its spans under this call.
-            meta: traceMeta(carrierFrom()),
-            // Asking for progress is what lets a long call's progress notifications extend its timeout.
-            onprogress: (progress) => {
-              span.addEvent('progress', {
-                progress: progress.progress,
-                ...(progress.total ? { total: progress.total } : {}),
-              });
-              log.debug({ progress }, 'tool call progress');
-            },
-          })
+      result = await inMcpCallSpan(server, config, call.tool, attempts, (span) => {
+        const onTaskStatus: TaskRunDeps['onStatus'] = (task) => {
+          span.addEvent('progress', {
+            'mcp.task.status': task.status,
+            ...(task.statusMessage ? { 'mcp.task.status_message': task.statusMessage } : {}),
+          });
+          log.info({ taskStatus: task.status, statusMessage: task.statusMessage }, 'task status');
+        };
+        // Every request of this call carries this team's credential (credentials/credential-fetch.ts).
+        return callCredential
+          .run(credential, () =>
+            plan === 'task'
+              ? runTask(onTaskStatus, beforeSend)
+              : onSession((target) =>
+                  target
+                    .callTool(call.tool, call.arguments, {
+                      timeoutMs: timeout.timeoutMs,
+                      maxTotalTimeoutMs: config.maxTimeoutMs,
+                      signal: inFlight.controller.signal,
+                      beforeSend,
+                      onQuestion: questions.handler,
+                      // The MCP span's own context, so a server that traces parents its spans under this call.
+                      meta: traceMeta(carrierFrom()),
+                      // Asking for progress is what lets a long call's progress notifications extend its timeout.
+                      onprogress: (progress) => {
+                        span.addEvent('progress', {
+                          progress: progress.progress,
+                          ...(progress.total ? { total: progress.total } : {}),
+                        });
+                        log.debug({ progress }, 'tool call progress');
+                        deps.relayProgress?.(job.id ?? '', call, progress);
+                      },
+                    })
+                    .catch((error: unknown) => {
+                      // Refused unrun for want of the tasks extension (2026-07-28, tasks.mode auto): sent
+                      // again as a task, on the same session. The refusal proves it did not run, and the
+                      // marker is already set.
+                      if (!refusedForTasks(error, target, config)) throw error;
+                      log.info(
+                        { err: (error as Error).message },
+                        'refused without tasks: sending it as a task',
+                      );
+                      return runTask(
+                        onTaskStatus,
+                        async () => {
+                          if (inFlight.controller.signal.aborted) throw inFlight.controller.signal.reason;
+                        },
+                        target,
+                      );
+                    }),
+                ),
+          )
           .then(
             (answer) => {
               if (answer.isError) span.setAttribute(ATTR.ERROR_TYPE, 'tool_error');
@@ -240,17 +356,47 @@ export function createToolCallProcessor(deps: ProcessorDeps) {
               span.setAttribute(ATTR.ERROR_TYPE, (error as Error).name);
               throw error;
             },
-          ),
-      );
+          );
+      });
     } catch (error) {
       return failed(error);
     }
+    const runMs = Date.now() - (timing.sentAt ?? 0);
+    // Only answers that are results teach the adaptive timeout: a tool error may be a quick refusal.
+    if (!result.isError) deps.timeouts.recordSuccess(call.tool, runMs);
     await holdOrLeave();
-    log.info(
-      { isError: result.isError === true, runMs: Date.now() - (timing.sentAt ?? 0) },
-      'tool call finished',
-    );
+    log.info({ isError: result.isError === true, runMs, timeoutMs: timeout.timeoutMs }, 'tool call finished');
     return answered(result);
+
+    /**
+     * Starts the call as a task (recording its handle in the marker first) or follows the recorded one:
+     * through the 2026-07-28 tasks extension when the session (or the recorded handle) has it, otherwise
+     * with 2025-11-25's task methods.
+     */
+    function runTask(
+      onStatus: TaskRunDeps['onStatus'],
+      send: (() => Promise<void>) | undefined,
+      on: ManagedSession = session,
+    ) {
+      const runDeps: TaskRunDeps = {
+        tool: call.tool,
+        config,
+        session: on,
+        signal: inFlight.controller.signal,
+        log,
+        onStatus,
+      };
+      const extension = recordedTask ? recordedTask.reference !== undefined : on.extensionTasks !== undefined;
+      const runner = extension ? new ExtensionTaskRunner(runDeps) : new TaskRunner(runDeps);
+      if (recordedTask) return runner.follow(recordedTask);
+      return runner.start(call.arguments, traceMeta(carrierFrom()), send, async (task) => {
+        taskCreated = true;
+        const marker = { dispatchedBy: workerId, dispatchedAt: timing.sentAt ?? Date.now(), task };
+        if (!(await fence.recordTask(job, lockToken, marker))) {
+          throw new CallAbort('lock_lost', 'the job lock was lost before the task handle was recorded');
+        }
+      });
+    }
 
     /**
      * Before an outcome is recorded: the job must still be ours. A lock that expired while Redis (or
@@ -275,7 +421,22 @@ export function createToolCallProcessor(deps: ProcessorDeps) {
       throw new LockLostError(reason);
     }
 
+    function credentialRefused(error: CredentialError, counted: number): StoredToolCallOutcome {
+      log.warn(
+        { problem: error.problem, team: error.team, attempts: counted },
+        'tool call refused: credential',
+      );
+      return outcome({
+        status: 'failed',
+        executed: 'no',
+        attempts: counted,
+        text: `${capitalized(error.message)}; the call to ${server}/${call.tool} was not run.`,
+        error: `credential_${error.problem}`,
+      });
+    }
+
     function answered(answer: CallToolResult): StoredToolCallOutcome {
+      if (questions.unanswered) return askedPerson(answer, questions.unanswered);
       // The server answered, so the call ran: a result we cannot store is a protocol error, never retried.
       if (
         jsonDepthExceeds(answer.structuredContent, MAX_RESULT_DEPTH) ||
@@ -291,7 +452,10 @@ export function createToolCallProcessor(deps: ProcessorDeps) {
       }
       // The server's bytes: text no store or model should choke on (NUL, lone surrogates) is replaced.
       const capped = capResult(
-        { content: safeJson(answer.content), structuredContent: safeJson(answer.structuredContent) },
+        {
+          content: safeJson(answer.content),
+          structuredContent: safeJson(structuredObject(answer.structuredContent)),
+        },
         config.maxResultBytes,
       );
       return outcome({
@@ -303,6 +467,24 @@ export function createToolCallProcessor(deps: ProcessorDeps) {
       });
     }
 
+    /**
+     * The server asked a question nobody could answer yet (it got `cancel`): the call ends
+     * `input_required` with the question. The tool ran up to its question (executed `yes`), so what it
+     * did before asking happens again when the answered call is retried (docs/semantics.md §14).
+     */
+    function askedPerson(answer: CallToolResult, question: Question): StoredToolCallOutcome {
+      const reply = cutToEncodedBytes(JSON.stringify(safeJson(answer.content ?? [])), OUTCOME_DETAIL_BYTES);
+      log.info({ mode: question.mode }, 'the server asked a person; the call ends input_required');
+      return outcome({
+        status: 'input_required',
+        executed: 'yes',
+        attempts,
+        text: `${server}/${call.tool} asks: ${question.message}`,
+        question,
+        error: `server reply to the cancelled question: ${reply}`,
+      });
+    }
+
     async function failed(error: unknown): Promise<StoredToolCallOutcome> {
       const abort = error instanceof CallAbort ? error : inFlight.controller.signal.reason;
       if (abort instanceof CallAbort && abort.kind === 'lock_lost') {
@@ -311,6 +493,15 @@ export function createToolCallProcessor(deps: ProcessorDeps) {
           throw new LockLostError('lock lost before the send');
         }
         leave('lock lost while the call ran');
+      }
+      if (error instanceof TaskLostError) {
+        log.warn({ attempts, err: error.message }, 'the recorded task is gone from the server');
+        return outcome({
+          status: 'indeterminate',
+          attempts,
+          text: `The call to ${server}/${call.tool} ran as a task that the server no longer knows; it may or may not have finished, and it was not run again.`,
+          error: error.message,
+        });
       }
       if (error instanceof AlreadySentError) {
         log.warn({ attempts }, 'a marker appeared before the send: the call was sent by another worker');
@@ -330,6 +521,12 @@ export function createToolCallProcessor(deps: ProcessorDeps) {
           error: abort.message,
         });
       }
+      if (error instanceof CredentialError) {
+        // A 401 is the server refusing before it ran anything, even after one renewed credential; a team
+        // session that did not start never got the call.
+        await holdOrLeave();
+        return credentialRefused(error, timing.sentAt === undefined ? previousAttempts : attempts);
+      }
       const failure = classifyCallError(error, abort instanceof CallAbort);
       const detail = cutToEncodedBytes(failure.message, OUTCOME_DETAIL_BYTES);
       log.warn({ failure: failure.kind, err: detail, attempts, idempotent, lastAttempt }, 'tool call failed');
@@ -341,32 +538,58 @@ export function createToolCallProcessor(deps: ProcessorDeps) {
         return putBack(job, token, log, detail);
       }
       await holdOrLeave();
-      const retryable = failure.kind === 'timeout' || failure.kind === 'transport';
-      if (idempotent && retryable && !lastAttempt) {
+      const retryable =
+        failure.kind === 'timeout' || failure.kind === 'transport' || failure.kind === 'connection_lost';
+      // A created task is followed, never re-created: its handle is in the job, not a new attempt.
+      if (idempotent && retryable && !lastAttempt && !taskCreated) {
         throw new RetryableCallError(`${server}/${call.tool} attempt ${attempts}: ${detail}`);
+      }
+      if (failure.kind === 'connection_lost' && !idempotent) {
+        // The revision's rule (docs/semantics.md §11): a lost request is gone, never re-issued.
+        return outcome({
+          status: 'indeterminate',
+          attempts,
+          text: `The call to ${server}/${call.tool} was sent, but the connection to the server was lost before it answered. It is not idempotent, so it was not sent again; it may or may not have taken effect.`,
+          error: detail,
+        });
       }
       switch (failure.kind) {
         case 'timeout':
           return outcome({
             status: 'timeout',
             attempts,
-            text: `The call to ${server}/${call.tool} did not finish within ${config.timeoutMs} ms and was cancelled; it may or may not have taken effect.`,
-            error: detail,
+            ...(error instanceof TaskTimeoutError
+              ? {
+                  text: `The task ${server}/${call.tool} did not finish within ${error.limitMs} ms (tasks.maxDurationMs) and was cancelled; it may or may not have taken effect.`,
+                  error: detail,
+                }
+              : firedLimit(server, call.tool, error, timeout, config)),
           });
-        case 'cancelled':
+        case 'cancelled': {
+          // The cancel's own reason names what ended the call: an explicit cancel or the job's deadline.
+          const reason = abort instanceof CallAbort ? abort.message : detail;
           return outcome({
             status: 'cancelled',
             executed: 'unknown',
             attempts,
-            text: `The call to ${server}/${call.tool} was cancelled while it ran; it may or may not have taken effect.`,
-            error: detail,
+            text: `The call to ${server}/${call.tool} was cancelled while it ran (${reason}); it may or may not have taken effect.`,
+            error: reason,
           });
+        }
         case 'invalid_params':
           return outcome({
             status: 'invalid_arguments',
             executed: 'no',
             attempts,
             text: `Server ${server} rejected the arguments of ${call.tool}: ${detail}`,
+            error: detail,
+          });
+        case 'refused':
+          return outcome({
+            status: 'failed',
+            executed: 'no',
+            attempts,
+            text: `Server ${server} refused the call to ${call.tool} before running it: ${detail}`,
             error: detail,
           });
         case 'unknown_tool':
@@ -390,6 +613,20 @@ export function createToolCallProcessor(deps: ProcessorDeps) {
   }
 
   return processToolCall;
+}
+
+function capitalized(text: string): string {
+  return text.charAt(0).toUpperCase() + text.slice(1);
+}
+
+/**
+ * 2026-07-28 lets `structuredContent` be any JSON value; outcomes keep an object only. A server that
+ * returns an array or a scalar also returns it serialized in `content` (the spec's SHOULD), which is kept.
+ */
+function structuredObject(value: unknown): Record<string, unknown> | undefined {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+    ? (value as Record<string, unknown>)
+    : undefined;
 }
 
 function traceMeta(carrier: TraceCarrier): Record<string, string> | undefined {

@@ -1,4 +1,5 @@
 import { createServer, type Server } from 'node:http';
+import { ConfigError } from '@switchyard/contracts';
 import type { Logger } from '../runtime/logger.ts';
 import type { SessionPool } from '../sessions/session-pool.ts';
 import type { WorkerMetrics } from './worker-metrics.ts';
@@ -37,13 +38,32 @@ export async function startWorkerHttp(
     }
   });
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
+    server.once('error', (error: NodeJS.ErrnoException) => reject(listenError(port, error)));
     server.listen(port, () => resolve());
   });
-  const address = server.address();
-  deps.log.info(
-    { port: typeof address === 'object' && address ? address.port : port },
-    'worker http listening',
-  );
+  deps.log.info({ port: listeningPort(server) }, 'worker http listening');
   return server;
+}
+
+/** The port the server really listens on (WORKER_HTTP_PORT=0 lets the OS pick one). */
+export function listeningPort(server: Server): number | undefined {
+  const address = server.address();
+  return typeof address === 'object' && address ? address.port : undefined;
+}
+
+/**
+ * A second worker on one host would otherwise die with a bare `EADDRINUSE :::9464` stack: name the
+ * variable and the ways out, as a config error (exit code 2).
+ */
+function listenError(port: number, error: NodeJS.ErrnoException): Error {
+  if (error.code === 'EADDRINUSE') {
+    return new ConfigError(
+      'WORKER_HTTP_PORT',
+      `port ${port} is already in use on this host (another worker?); set WORKER_HTTP_PORT=0 for any free port or WORKER_HTTP_PORT=off to disable /metrics and /health`,
+    );
+  }
+  if (error.code === 'EACCES') {
+    return new ConfigError('WORKER_HTTP_PORT', `not allowed to listen on port ${port}: ${error.message}`);
+  }
+  return error;
 }

@@ -10,6 +10,7 @@ export class WorkerMetrics {
   private readonly calls: Counter<'server' | 'tool' | 'status'>;
   private readonly runSeconds: Histogram<'server' | 'status'>;
   private readonly queueSeconds: Histogram<'server'>;
+  private readonly timeoutSeconds: Gauge<'server' | 'tool'>;
 
   constructor(pool: SessionPool) {
     collectDefaultMetrics({ register: this.registry, prefix: 'switchyard_worker_' });
@@ -33,6 +34,12 @@ export class WorkerMetrics {
       buckets: LATENCY_BUCKETS,
       registers: [this.registry],
     });
+    this.timeoutSeconds = new Gauge({
+      name: 'switchyard_worker_tool_call_timeout_seconds',
+      help: 'Per-attempt timeout of the last call of each tool this worker sent (static timeoutMs or adaptive)',
+      labelNames: ['server', 'tool'],
+      registers: [this.registry],
+    });
     new Gauge({
       name: 'switchyard_worker_mcp_sessions',
       help: 'This worker’s MCP sessions by state (1 = the session is in that state)',
@@ -49,6 +56,9 @@ export class WorkerMetrics {
   record(outcome: StoredToolCallOutcome): void {
     this.calls.inc({ server: outcome.server, tool: outcome.tool, status: outcome.status });
     this.queueSeconds.observe({ server: outcome.server }, outcome.queuedMs / 1000);
+    if (outcome.timeoutMs !== undefined) {
+      this.timeoutSeconds.set({ server: outcome.server, tool: outcome.tool }, outcome.timeoutMs / 1000);
+    }
     if (outcome.runMs > 0)
       this.runSeconds.observe({ server: outcome.server, status: outcome.status }, outcome.runMs / 1000);
   }

@@ -1,9 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import { ConfigError, configPathFromEnv, prefixFromEnv } from '@switchyard/contracts';
+import {
+  ConfigError,
+  configPathFromEnv,
+  prefixFromEnv,
+  type RedisTarget,
+  redisTargetFromEnv,
+} from '@switchyard/contracts';
 
 export interface WorkerEnv {
-  redisUrl: string;
+  redis: RedisTarget;
   configPath: string;
   prefix: string;
   /** Servers this worker serves; undefined means all configured servers. */
@@ -25,7 +31,7 @@ export function readWorkerEnv(env: NodeJS.ProcessEnv = process.env): WorkerEnv {
     .map((name) => name.trim())
     .filter(Boolean);
   return {
-    redisUrl: env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+    redis: redisTargetFromEnv(env),
     configPath: configPathFromEnv(env),
     prefix,
     servers: list && list.length > 0 ? list : undefined,

@@ -1,13 +1,26 @@
 import { EventEmitter } from 'node:events';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import type { RequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.js';
-import { type CallToolResult, CallToolResultSchema, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import {
+  type CallToolResult,
+  Client,
+  type FetchLike,
+  type ProgressCallback,
+  type Request,
+  SdkError,
+  SdkErrorCode,
+  type StandardSchemaV1,
+  type Tool,
+  type VersionNegotiationMode,
+} from '@modelcontextprotocol/client';
+import type { TaskEnabledSession } from '@modelcontextprotocol/ext-tasks/client';
 import type { CatalogTool, ServerConfig, SessionState, SessionStatus } from '@switchyard/contracts';
 import { backoffDelay } from '../runtime/backoff.ts';
 import type { Logger } from '../runtime/logger.ts';
 import { Semaphore } from '../runtime/semaphore.ts';
+import { ELICITATION_CAPABILITY, type QuestionHandler, SessionQuestions } from './session-questions.ts';
 import { createTransport } from './session-transport.ts';
 import { StderrTail } from './stderr-tail.ts';
+import { watchStream } from './stream-watch.ts';
+import { openTaskSession } from './task-session.ts';
 
 export interface SessionEvents {
   state: [state: SessionState];
@@ -19,12 +32,14 @@ export interface CallOptions {
   maxTotalTimeoutMs: number;
   signal?: AbortSignal;
   meta?: Record<string, string>;
-  onprogress?: RequestOptions['onprogress'];
+  onprogress?: ProgressCallback;
   /**
    * Runs once this call holds the session's in-flight slot, right before the request is written:
    * the last moment to refuse sending (it throws), with no wait between it and the send.
    */
   beforeSend?: () => Promise<void>;
+  /** Answers the server's `elicitation/create` while this call runs (session-questions.ts). */
+  onQuestion?: QuestionHandler;
 }
 
 /** Raised when a call could not be sent because the session was not connected: it never ran. */
@@ -45,7 +60,27 @@ function toCatalogTool(tool: Tool): CatalogTool {
     inputSchema: tool.inputSchema as Record<string, unknown>,
     ...(tool.outputSchema ? { outputSchema: tool.outputSchema as Record<string, unknown> } : {}),
     ...(tool.annotations ? { annotations: tool.annotations } : {}),
+    ...(tool.execution ? { execution: tool.execution } : {}),
   };
+}
+
+/**
+ * `auto`: each server gets the newest revision it speaks — a 2026-07-28 server answers the
+ * `server/discover` probe (stateless requests), an older one falls back to `initialize`.
+ */
+function negotiationMode(protocol: ServerConfig['protocol']): VersionNegotiationMode {
+  if (protocol === 'auto') return 'auto';
+  if (protocol === '2025-11-25') return 'legacy';
+  return { pin: protocol };
+}
+
+/**
+ * A liveness check that each revision has: 2026-07-28 removed `ping`, and `server/discover` is its
+ * cheapest stateless request; older revisions keep `ping`.
+ */
+async function pingServer(client: Client, timeout: number): Promise<void> {
+  if (client.getProtocolEra() === 'modern') await client.discover({ timeout });
+  else await client.ping({ timeout });
 }
 
 /**
@@ -57,6 +92,9 @@ function toCatalogTool(tool: Tool): CatalogTool {
 export class ManagedSession extends EventEmitter<SessionEvents> {
   private status: SessionStatus = { state: 'connecting', since: Date.now(), connects: 0 };
   private client: Client | undefined;
+  /** 2026-07-28 with the tasks extension: the ext-tasks session over `client` (task-session.ts). */
+  private taskSession: TaskEnabledSession | undefined;
+  private readonly questions = new SessionQuestions();
   private pidOf: () => number | undefined = () => undefined;
   private readonly inFlight: Semaphore;
   private readonly stderr = new StderrTail();
@@ -72,6 +110,8 @@ export class ManagedSession extends EventEmitter<SessionEvents> {
     readonly server: string,
     readonly config: ServerConfig,
     private readonly log: Logger,
+    /** HTTP servers: attaches each request's credential (servers.<name>.auth). */
+    private readonly fetch?: FetchLike,
   ) {
     super();
     this.inFlight = new Semaphore(config.concurrency);
@@ -100,29 +140,82 @@ export class ManagedSession extends EventEmitter<SessionEvents> {
   }
 
   async callTool(name: string, args: Record<string, unknown>, options: CallOptions): Promise<CallToolResult> {
+    return this.withSlot(options.beforeSend, (client) => {
+      // Questions the server asks during this call (elicitation) go to this call's handler.
+      const detach = this.questions.attach(options.onQuestion);
+      const total = totalLimit(options.maxTotalTimeoutMs, options.signal);
+      // client.request, not client.callTool: the SDK's client-side output-schema check would turn a
+      // result the server did return (so the call ran) into an error that looks like bad arguments.
+      // On a 2026-07-28 connection the SDK adds the per-request protocol `_meta` envelope to ours.
+      // watchStream: a response stream that ends without the answer fails the call as a lost connection.
+      return watchStream(
+        total.signal,
+        (signal) =>
+          client.request(
+            {
+              method: 'tools/call',
+              params: { name, arguments: args, ...(options.meta ? { _meta: options.meta } : {}) },
+            },
+            {
+              timeout: options.timeoutMs,
+              resetTimeoutOnProgress: true,
+              signal,
+              ...(options.onprogress ? { onprogress: options.onprogress } : {}),
+            },
+          ) as Promise<CallToolResult>,
+      ).finally(() => {
+        total.clear();
+        detach();
+      });
+    });
+  }
+
+  /**
+   * A request the typed surface does not offer (the 2025-11-25 task methods: task-augmented tools/call,
+   * tasks/get, tasks/result, tasks/cancel), validated by `schema`, through the same in-flight slots as
+   * calls and with the same last-moment `beforeSend`.
+   */
+  async send<S extends StandardSchemaV1>(
+    request: Request,
+    schema: S,
+    options: Pick<CallOptions, 'timeoutMs' | 'signal' | 'beforeSend'>,
+  ): Promise<StandardSchemaV1.InferOutput<S>> {
+    return this.withSlot(options.beforeSend, (client) =>
+      client.request(request, schema, {
+        timeout: options.timeoutMs,
+        ...(options.signal ? { signal: options.signal } : {}),
+      }),
+    );
+  }
+
+  /** The tasks extension's session when this connection speaks 2026-07-28 and the server offers tasks. */
+  get extensionTasks(): TaskEnabledSession | undefined {
+    return this.taskSession;
+  }
+
+  /** The Streamable HTTP session id (Mcp-Session-Id) when there is one: a server may keep tasks per session. */
+  get httpSessionId(): string | undefined {
+    return this.client?.transport?.sessionId;
+  }
+
+  /** The revision this session negotiated, once connected. */
+  get protocolVersion(): string | undefined {
+    return this.status.protocolVersion;
+  }
+
+  /** Runs a request in an in-flight slot on a connected client, `beforeSend` right before it is written. */
+  private withSlot<T>(
+    beforeSend: CallOptions['beforeSend'],
+    send: (client: Client) => Promise<T>,
+  ): Promise<T> {
     return this.inFlight.run(async () => {
       const client = this.client;
       if (!client || (this.state !== 'ready' && this.state !== 'degraded')) {
         throw new SessionNotReadyError(this.server, this.state);
       }
-      await options.beforeSend?.();
+      await beforeSend?.();
       if (this.client !== client) throw new SessionNotReadyError(this.server, this.state);
-      // client.request, not client.callTool: the SDK's client-side output-schema check would turn a
-      // result the server did return (so the call ran) into an error that looks like bad arguments.
-      return client.request(
-        {
-          method: 'tools/call',
-          params: { name, arguments: args, ...(options.meta ? { _meta: options.meta } : {}) },
-        },
-        CallToolResultSchema,
-        {
-          timeout: options.timeoutMs,
-          maxTotalTimeout: options.maxTotalTimeoutMs,
-          resetTimeoutOnProgress: true,
-          ...(options.signal ? { signal: options.signal } : {}),
-          ...(options.onprogress ? { onprogress: options.onprogress } : {}),
-        },
-      ) as Promise<CallToolResult>;
+      return send(client);
     });
   }
 
@@ -132,6 +225,7 @@ export class ManagedSession extends EventEmitter<SessionEvents> {
     clearTimeout(this.reconnectTimer);
     const client = this.client;
     this.client = undefined;
+    this.dropTaskSession();
     // Client.close closes the transport; for stdio that ends stdin, then SIGTERM, then SIGKILL.
     await client
       ?.close()
@@ -147,17 +241,30 @@ export class ManagedSession extends EventEmitter<SessionEvents> {
       // the orchestrator's circuit (servers.*.unavailableAfterMs) looks at.
       since: this.status.state === state ? this.status.since : Date.now(),
       connects: this.status.connects,
+      ...(this.status.protocolVersion ? { protocolVersion: this.status.protocolVersion } : {}),
       ...(error ? { lastError: error } : this.status.lastError ? { lastError: this.status.lastError } : {}),
     };
-    this.log.info({ server: this.server, state, ...(error ? { error } : {}) }, 'session state');
+    this.log.info(
+      {
+        server: this.server,
+        state,
+        ...(state === 'ready' ? { protocolVersion: this.status.protocolVersion } : {}),
+        ...(error ? { error } : {}),
+      },
+      'session state',
+    );
     this.emit('state', state);
   }
 
   private async connect(): Promise<void> {
     if (this.closing) return;
-    const { transport, pid } = createTransport(this.config, this.stderr);
+    const { transport, pid } = createTransport(this.config, this.stderr, this.fetch);
     const client = new Client(CLIENT_INFO, {
-      capabilities: {},
+      capabilities: { ...ELICITATION_CAPABILITY },
+      versionNegotiation: {
+        mode: negotiationMode(this.config.protocol),
+        probe: { timeoutMs: this.config.handshakeTimeoutMs },
+      },
       listChanged: {
         tools: {
           onChanged: (error, tools) => {
@@ -170,6 +277,7 @@ export class ManagedSession extends EventEmitter<SessionEvents> {
         },
       },
     });
+    client.setRequestHandler('elicitation/create', (request) => this.questions.ask(request));
     this.pidOf = pid;
     try {
       await client.connect(transport, { timeout: this.config.handshakeTimeoutMs });
@@ -182,10 +290,21 @@ export class ManagedSession extends EventEmitter<SessionEvents> {
       this.serverInfo = client.getServerVersion();
       client.onclose = () => this.lost(client, 'the connection to the MCP server closed');
       client.onerror = (error) => this.log.debug({ server: this.server, err: error }, 'MCP transport error');
+      // After onclose is set: the task session chains the client's handlers it replaces.
+      this.taskSession = await openTaskSession(
+        client,
+        this.server,
+        this.config,
+        CLIENT_INFO,
+        ELICITATION_CAPABILITY,
+        (beforeSend, send) => this.withSlot(beforeSend, () => send()),
+      );
       this.replaceTools(tools);
       this.reconnectAttempt = 0;
       this.pingFailures = 0;
       this.status.connects += 1;
+      const protocolVersion = client.getNegotiatedProtocolVersion();
+      if (protocolVersion) this.status.protocolVersion = protocolVersion;
       this.setState('ready');
       this.startPings();
     } catch (error) {
@@ -197,16 +316,18 @@ export class ManagedSession extends EventEmitter<SessionEvents> {
     }
   }
 
+  /**
+   * Forgets the task session of a client that is going away, without closing it: ext-tasks' close()
+   * cancels every task still followed, and a lost connection or a shutdown is a hand-over, not a
+   * cancel (docs/semantics.md §12). Its requests fail with the closed connection (raw-requests.ts).
+   */
+  private dropTaskSession(): void {
+    this.taskSession = undefined;
+  }
+
   private async listAllTools(client: Client): Promise<Tool[]> {
-    const tools: Tool[] = [];
-    let cursor: string | undefined;
-    do {
-      const page = await client.listTools(cursor ? { cursor } : {}, {
-        timeout: this.config.handshakeTimeoutMs,
-      });
-      tools.push(...page.tools);
-      cursor = page.nextCursor;
-    } while (cursor);
+    // Without a cursor the SDK walks every page (bounded by its page cap) and caches the aggregate.
+    const { tools } = await client.listTools(undefined, { timeout: this.config.handshakeTimeoutMs });
     return tools;
   }
 
@@ -219,6 +340,7 @@ export class ManagedSession extends EventEmitter<SessionEvents> {
   private lost(client: Client, reason: string): void {
     if (this.closing || this.client !== client) return;
     this.client = undefined;
+    this.dropTaskSession();
     clearInterval(this.pingTimer);
     const stderr = this.stderr.tail(5);
     void client.close().catch(() => undefined);
@@ -253,7 +375,7 @@ export class ManagedSession extends EventEmitter<SessionEvents> {
     if (!client || !this.inFlight.tryAcquire()) return;
     this.log.debug({ server: this.server }, 'ping sent');
     try {
-      await client.ping({ timeout: this.config.health.pingTimeoutMs });
+      await pingServer(client, this.config.health.pingTimeoutMs);
       this.pingFailures = 0;
       if (this.state === 'degraded') this.setState('ready');
     } catch (error) {
@@ -265,4 +387,32 @@ export class ManagedSession extends EventEmitter<SessionEvents> {
       this.inFlight.release();
     }
   }
+}
+
+/**
+ * The total limit of a call (maxTimeoutMs, which progress cannot extend), kept here rather than by the
+ * SDK: the v2 client rejects a call whose `maxTotalTimeout` passed without telling the server, while an
+ * aborted signal sends `notifications/cancelled` (or closes a 2026-07-28 request's stream). The abort
+ * reason is the SDK's own timeout error with the same data, so the outcome names the limit that fired.
+ */
+function totalLimit(
+  limitMs: number,
+  outer: AbortSignal | undefined,
+): { signal: AbortSignal; clear: () => void } {
+  const controller = new AbortController();
+  const startedAt = Date.now();
+  const timer = setTimeout(
+    () =>
+      controller.abort(
+        new SdkError(SdkErrorCode.RequestTimeout, `the total limit (maxTimeoutMs ${limitMs} ms) passed`, {
+          maxTotalTimeout: limitMs,
+          totalElapsed: Date.now() - startedAt,
+        }),
+      ),
+    limitMs,
+  );
+  return {
+    signal: outer ? AbortSignal.any([outer, controller.signal]) : controller.signal,
+    clear: () => clearTimeout(timer),
+  };
 }

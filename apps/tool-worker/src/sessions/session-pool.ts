@@ -1,3 +1,4 @@
+import type { FetchLike } from '@modelcontextprotocol/client';
 import type { ServerConfig, SessionStatus } from '@switchyard/contracts';
 import type { Logger } from '../runtime/logger.ts';
 import { ManagedSession } from './managed-session.ts';
@@ -6,9 +7,16 @@ import { ManagedSession } from './managed-session.ts';
 export class SessionPool {
   readonly sessions: Map<string, ManagedSession>;
 
-  constructor(servers: Record<string, ServerConfig>, log: Logger) {
+  constructor(
+    servers: Record<string, ServerConfig>,
+    log: Logger,
+    fetchFor: (server: string) => FetchLike | undefined = () => undefined,
+  ) {
     this.sessions = new Map(
-      Object.entries(servers).map(([name, config]) => [name, new ManagedSession(name, config, log)]),
+      Object.entries(servers).map(([name, config]) => [
+        name,
+        new ManagedSession(name, config, log, fetchFor(name)),
+      ]),
     );
   }
 

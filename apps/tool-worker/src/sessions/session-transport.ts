@@ -1,9 +1,13 @@
-import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
-import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import {
+  type FetchLike,
+  SSEClientTransport,
+  StreamableHTTPClientTransport,
+  type Transport,
+} from '@modelcontextprotocol/client';
+import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import type { ServerConfig } from '@switchyard/contracts';
 import type { StderrTail } from './stderr-tail.ts';
+import { watchResponseStreams } from './stream-watch.ts';
 
 export interface OpenedTransport {
   transport: Transport;
@@ -11,8 +15,15 @@ export interface OpenedTransport {
   pid: () => number | undefined;
 }
 
-/** One fresh transport per connect: MCP transports are single-use. */
-export function createTransport(config: ServerConfig, stderr: StderrTail): OpenedTransport {
+/**
+ * One fresh transport per connect: MCP transports are single-use. `fetchFn` (HTTP and SSE) is how every
+ * request gets the credential of the identity it is sent for (credentials/credential-fetch.ts).
+ */
+export function createTransport(
+  config: ServerConfig,
+  stderr: StderrTail,
+  fetchFn?: FetchLike,
+): OpenedTransport {
   switch (config.transport) {
     case 'stdio': {
       const transport = new StdioClientTransport({
@@ -27,19 +38,22 @@ export function createTransport(config: ServerConfig, stderr: StderrTail): Opene
       transport.stderr?.on('data', (chunk: Buffer) => stderr.push(chunk));
       return { transport, pid: () => transport.pid ?? undefined };
     }
-    case 'http':
-      return {
-        transport: new StreamableHTTPClientTransport(new URL(config.url), {
-          requestInit: { headers: config.headers },
-        }),
-        pid: () => undefined,
-      };
+    case 'http': {
+      const transport = new StreamableHTTPClientTransport(new URL(config.url), {
+        requestInit: { headers: config.headers },
+        ...(fetchFn ? { fetch: fetchFn } : {}),
+      });
+      watchResponseStreams(transport);
+      return { transport, pid: () => undefined };
+    }
     case 'sse':
       return {
         transport: new SSEClientTransport(new URL(config.url), {
           requestInit: { headers: config.headers },
+          ...(fetchFn ? { fetch: fetchFn } : {}),
           eventSourceInit: {
-            fetch: (url, init) => fetch(url, { ...init, headers: { ...config.headers, ...init?.headers } }),
+            fetch: (url, init) =>
+              (fetchFn ?? fetch)(url, { ...init, headers: { ...config.headers, ...init?.headers } }),
           },
         }),
         pid: () => undefined,
