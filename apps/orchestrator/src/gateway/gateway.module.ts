@@ -1,0 +1,20 @@
+import { Module } from '@nestjs/common';
+import { AuthModule } from '../auth/auth.module.ts';
+import { CatalogModule } from '../catalog/catalog.module.ts';
+import { DispatchModule } from '../dispatch/dispatch.module.ts';
+import { JobsModule } from '../jobs/jobs.module.ts';
+import { CatalogChanges } from './catalog-changes.ts';
+import { GatewayCalls } from './gateway-calls.ts';
+import { McpEndpoint } from './mcp-endpoint.ts';
+import { McpGatewayController } from './mcp-gateway.controller.ts';
+import { OrphanedCalls } from './orphaned-calls.ts';
+import { ProgressListener } from './progress-listener.ts';
+import { RequestRegistry } from './request-registry.ts';
+
+/** The fleet as one MCP endpoint, `/mcp` (docs/architecture.md, gateway). */
+@Module({
+  imports: [AuthModule, CatalogModule, DispatchModule, JobsModule],
+  controllers: [McpGatewayController],
+  providers: [GatewayCalls, McpEndpoint, ProgressListener, RequestRegistry, CatalogChanges, OrphanedCalls],
+})
+export class GatewayModule {}

@@ -1,0 +1,63 @@
+import { All, Controller, Inject, Req, Res } from '@nestjs/common';
+import type { Request, Response } from 'express';
+import { TeamsService } from '../auth/teams.service.ts';
+import { WithoutDependencyTimeout } from '../http/dependency-timeout.interceptor.ts';
+import { GatewayCalls } from './gateway-calls.ts';
+import { McpEndpoint } from './mcp-endpoint.ts';
+import { headerMismatch } from './mcp-headers.ts';
+
+/** A JSON-RPC error body for a request refused before it reaches MCP. */
+function refusal(message: string, code = -32600) {
+  return { jsonrpc: '2.0', id: null, error: { code, message } };
+}
+
+/**
+ * `/mcp`: the fleet as one Streamable HTTP MCP server (docs/architecture.md, gateway). Authenticates the
+ * team's API key (401 with `WWW-Authenticate: Bearer`), checks the Mcp-Method/Mcp-Name headers against
+ * the body, and hands the request to the MCP SDK's stateless handler.
+ */
+@Controller('mcp')
+export class McpGatewayController {
+  constructor(
+    @Inject(TeamsService) private readonly teams: TeamsService,
+    @Inject(McpEndpoint) private readonly endpoint: McpEndpoint,
+    @Inject(GatewayCalls) private readonly calls: GatewayCalls,
+  ) {}
+
+  // A tools/call holds its request open for as long as the tool runs; the call's own timeouts bound it.
+  @WithoutDependencyTimeout()
+  @All()
+  async handle(@Req() request: Request, @Res() response: Response): Promise<void> {
+    const match = /^Bearer\s+(\S+)$/i.exec(request.headers.authorization ?? '');
+    const team = match?.[1] ? this.teams.byApiKey(match[1]) : undefined;
+    if (!match?.[1] || !team) {
+      response
+        .status(401)
+        .set('WWW-Authenticate', 'Bearer realm="switchyard"')
+        .json(
+          refusal(match?.[1] ? 'unknown API key' : 'missing "Authorization: Bearer <team API key>" header'),
+        );
+      return;
+    }
+    const mismatch = headerMismatch(request.headers, request.body);
+    if (mismatch) {
+      response.status(400).json(refusal(mismatch));
+      return;
+    }
+    const body = request.body as { method?: unknown; params?: { requestId?: unknown; reason?: unknown } };
+    const requestId = body?.params?.requestId;
+    if (
+      body?.method === 'notifications/cancelled' &&
+      (typeof requestId === 'string' || typeof requestId === 'number')
+    ) {
+      const reason = typeof body.params?.reason === 'string' ? body.params.reason : undefined;
+      await this.calls.cancelByRequest(team, requestId, reason);
+    }
+    (request as Request & { auth?: unknown }).auth = {
+      token: match[1],
+      clientId: team.name,
+      scopes: [],
+    };
+    await this.endpoint.node(request, response, request.body);
+  }
+}

@@ -1,0 +1,31 @@
+/**
+ * The Streamable HTTP `Mcp-Method` / `Mcp-Name` headers say what a POST carries, so proxies and this
+ * gateway can route and limit without reading the body. A header that disagrees with the body is a
+ * client bug (or an attempt to slip a call past a limit keyed on the header): refused with a reason.
+ */
+export function headerMismatch(
+  headers: Record<string, string | string[] | undefined>,
+  body: unknown,
+): string | undefined {
+  const method = single(headers['mcp-method']);
+  const name = single(headers['mcp-name']);
+  if (method === undefined && name === undefined) return undefined;
+  if (!body || typeof body !== 'object' || Array.isArray(body)) {
+    return 'Mcp-Method/Mcp-Name headers need a single JSON-RPC message in the body';
+  }
+  const message = body as { method?: unknown; params?: { name?: unknown; uri?: unknown } };
+  if (method !== undefined && method !== message.method) {
+    return `Mcp-Method header "${method}" does not match the body's method "${String(message.method)}"`;
+  }
+  if (name !== undefined) {
+    const bodyName = message.params?.name ?? message.params?.uri;
+    if (name !== bodyName) {
+      return `Mcp-Name header "${name}" does not match the body's params.name "${String(bodyName)}"`;
+    }
+  }
+  return undefined;
+}
+
+function single(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value.join(',') : value;
+}
