@@ -1,0 +1,12 @@
+import { Module } from '@nestjs/common';
+import { AuthModule } from '../auth/auth.module.ts';
+import { JobsModule } from '../jobs/jobs.module.ts';
+import { InputsController } from './inputs.controller.ts';
+import { InputsService } from './inputs.service.ts';
+
+@Module({
+  imports: [AuthModule, JobsModule],
+  controllers: [InputsController],
+  providers: [InputsService],
+})
+export class InputsModule {}
