@@ -1,0 +1,101 @@
+import { useState } from 'react';
+import type { ToolCall } from '../api/types.ts';
+import { formatMs } from '../format.ts';
+import { layoutTimeline, type TimelineBar } from './timeline-layout.ts';
+
+/** Height of one call's row in a lane. */
+const ROW_REM = 1.4;
+
+/**
+ * The job's tool calls over time: a lane per MCP server, a bar per call with its queue wait (light)
+ * and run (solid) segments, coloured by outcome status. Hovering a bar shows the call's worker,
+ * timings and outcome text. Data attributes name lanes, calls and statuses for tests and tooling.
+ */
+export function Timeline({
+  calls,
+  createdAt,
+  nowMs,
+}: {
+  calls: ToolCall[];
+  createdAt: string;
+  nowMs: number;
+}) {
+  const [hovered, setHovered] = useState<TimelineBar | null>(null);
+  if (calls.length === 0) return <p className="muted">No tool calls yet.</p>;
+  const layout = layoutTimeline(calls, createdAt, nowMs);
+  return (
+    <div className="timeline" data-testid="timeline" data-span-ms={layout.spanMs}>
+      {layout.lanes.map((lane) => (
+        <div className="lane" key={lane.server} data-testid="timeline-lane" data-server={lane.server}>
+          <div className="lane-name" title={lane.server}>
+            {lane.server}
+          </div>
+          {/* One row per call: calls of one server overlap in time (all of a batch wait at once). */}
+          <div className="lane-track" style={{ height: `${lane.bars.length * ROW_REM}rem` }}>
+            {lane.bars.map((bar, row) => (
+              // biome-ignore lint/a11y/noStaticElementInteractions: hover shows details; the same data is in the calls table below
+              <div
+                key={bar.call.id}
+                className={`bar status-${bar.status}`}
+                data-testid="timeline-bar"
+                data-call-id={bar.call.id}
+                data-tool={bar.call.tool}
+                data-status={bar.status}
+                data-worker={bar.call.workerId ?? ''}
+                style={{
+                  top: `${row * ROW_REM + 0.2}rem`,
+                  left: `${bar.left}%`,
+                  width: `${Math.max(bar.waitWidth + bar.runWidth, 0.4)}%`,
+                }}
+                onMouseEnter={() => setHovered(bar)}
+                onMouseLeave={() => setHovered(null)}
+              >
+                <span
+                  className="segment wait"
+                  data-testid="bar-wait"
+                  style={{ flexGrow: Math.max(bar.waitWidth, 0.0001) }}
+                />
+                {bar.runMs !== null && (
+                  <span
+                    className="segment run"
+                    data-testid="bar-run"
+                    style={{ flexGrow: Math.max(bar.runWidth, 0.0001) }}
+                  />
+                )}
+              </div>
+            ))}
+          </div>
+        </div>
+      ))}
+      <div className="axis">
+        <span>0</span>
+        <span>{formatMs(layout.spanMs)}</span>
+      </div>
+      {hovered && <BarDetails bar={hovered} />}
+    </div>
+  );
+}
+
+function BarDetails({ bar }: { bar: TimelineBar }) {
+  const { call } = bar;
+  return (
+    <div className="bar-details" data-testid="bar-details" role="tooltip">
+      <strong>{call.tool}</strong> <span className={`chip status-${bar.status}`}>{bar.status}</span>
+      <dl>
+        <dt>worker</dt>
+        <dd data-testid="bar-details-worker">{call.workerId ?? '—'}</dd>
+        <dt>queue wait</dt>
+        <dd>{formatMs(bar.waitMs)}</dd>
+        <dt>run</dt>
+        <dd>{formatMs(bar.runMs)}</dd>
+        <dt>attempts</dt>
+        <dd>{call.outcome?.attempts ?? '—'}</dd>
+        <dt>dispatched</dt>
+        <dd>{call.dispatchedAt}</dd>
+        <dt>finished</dt>
+        <dd>{call.finishedAt ?? '—'}</dd>
+      </dl>
+      {call.outcome && <pre className="outcome-text">{call.outcome.text.slice(0, 600)}</pre>}
+    </div>
+  );
+}
