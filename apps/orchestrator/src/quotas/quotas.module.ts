@@ -1,0 +1,9 @@
+import { Module } from '@nestjs/common';
+import { CallQuotas } from './call-quotas.ts';
+
+/** Per-team quotas enforced fleet-wide through Redis (callsPerMinute). */
+@Module({
+  providers: [CallQuotas],
+  exports: [CallQuotas],
+})
+export class QuotasModule {}
