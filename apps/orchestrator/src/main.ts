@@ -3,11 +3,11 @@ import 'reflect-metadata';
 import type { Server } from 'node:http';
 import { NestFactory, Reflector } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
-import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { ConfigError, loadConfig, ORCHESTRATOR_UNUSED_SECRETS } from '@switchyard/contracts';
 import { AppModule } from './app.module.ts';
 import { DependencyTimeoutInterceptor } from './http/dependency-timeout.interceptor.ts';
 import { HttpErrorsFilter } from './http/http-errors.filter.ts';
+import { JsonBodyGuard } from './http/json-body.guard.ts';
 import { RouteSpanInterceptor } from './http/route-span.interceptor.ts';
 import { DependencyHealth } from './runtime/dependency-health.ts';
 import { createLogger, PinoNestLogger } from './runtime/logger.ts';
@@ -32,6 +32,7 @@ async function main(): Promise<void> {
   app.useBodyParser('json', { limit: config.orchestrator.maxRequestBytes });
   const settings = config.orchestrator;
   app.useGlobalFilters(new HttpErrorsFilter(log, settings.retryAfterSeconds));
+  app.useGlobalGuards(new JsonBodyGuard());
   app.useGlobalInterceptors(
     new RouteSpanInterceptor(),
     new DependencyTimeoutInterceptor(
@@ -42,13 +43,6 @@ async function main(): Promise<void> {
   );
   limitSlowClients(app.getHttpServer(), settings);
   app.enableShutdownHooks(['SIGTERM', 'SIGINT']);
-  const openApi = new DocumentBuilder()
-    .setTitle('Switchyard')
-    .setDescription('Agent jobs whose MCP tool calls run on a fleet of tool workers')
-    .setVersion('0.1.0')
-    .addBearerAuth()
-    .build();
-  SwaggerModule.setup('docs', app, () => SwaggerModule.createDocument(app, openApi));
   await app.listen(env.port, env.host);
   // The bound port, which differs from PORT when PORT=0 asks for any free one.
   const address = app.getHttpServer().address();

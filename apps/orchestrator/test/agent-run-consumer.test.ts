@@ -6,6 +6,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { AgentRunConsumer } from '../src/agent/runs/agent-run-consumer.ts';
 import type { JobRunner } from '../src/agent/runs/job-runner.ts';
 import { AgentRunQueue } from '../src/jobs/agent-run-queue.ts';
+import type { InputStore } from '../src/jobs/input-store.ts';
 import type { OrchestratorEnv } from '../src/runtime/orchestrator-env.ts';
 
 const redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', { maxRetriesPerRequest: null });
@@ -36,14 +37,18 @@ describe('agent-run consumer', () => {
       gaveUp = resolve;
     });
     const runner = {
-      // Every attempt "freezes": its lock vanishes and the run never returns.
+      // Every attempt "freezes": its lock vanishes and the run never returns. The start count moves on
+      // too, as when another replica started the run meanwhile: a lock that merely expired is taken back.
       run: async (jobId: string) => {
-        await redis.del(`${prefix}:${AGENT_RUNS_QUEUE}:${jobId}:lock`);
+        const key = `${prefix}:${AGENT_RUNS_QUEUE}:${jobId}`;
+        await redis.multi().del(`${key}:lock`).hincrby(key, 'ats', 1).exec();
         return new Promise<void>((resolve) => hung.push(resolve));
       },
       giveUp: async (jobId: string, reason: string) => gaveUp({ jobId, reason }),
     } as unknown as JobRunner;
-    const consumer = new AgentRunConsumer(runner, redis, config, env, pino({ level: 'silent' }));
+    // Its runs never park, so the input store is never asked.
+    const inputs = {} as InputStore;
+    const consumer = new AgentRunConsumer(runner, redis, config, env, pino({ level: 'silent' }), inputs);
     consumer.onApplicationBootstrap();
     try {
       await runs.enqueue('job_stalls');

@@ -27,6 +27,7 @@ describe('JobStore outcomes', () => {
         traceId: 't1',
         traceparent: '00-t1-s1-01',
         idempotencyKey: null,
+        requestDigest: null,
       },
       10,
     );
@@ -83,7 +84,7 @@ describe('JobStore outcomes', () => {
     const record = await store.toolCall('job-big', 'call-1');
     expect(record?.outcome?.text).toBe(big);
     const job = await store.get('job-big');
-    const view = jobView(job as NonNullable<typeof job>, await store.toolCalls('job-big'));
+    const view = jobView(job as NonNullable<typeof job>, await store.toolCalls('job-big'), undefined);
     expect(view.toolCalls[0]?.outcome?.text).toBe(big);
   });
 

@@ -101,6 +101,16 @@ async function describeSchema(pool: pg.Pool, schema: string): Promise<unknown> {
   return JSON.parse(anonymous);
 }
 
+/** The one change the versions after 0001 make to the unversioned shape: 0003 allows jobs of kind `mcp`. */
+function withLaterVersions(shape: unknown): unknown {
+  return JSON.parse(
+    JSON.stringify(shape).replace(
+      "CHECK ((kind = ANY (ARRAY['agent'::text, 'batch'::text])))",
+      "CHECK ((kind = ANY (ARRAY['agent'::text, 'batch'::text, 'mcp'::text])))",
+    ),
+  );
+}
+
 afterEach(async () => {
   await Promise.all(pools.splice(0).map((pool) => pool.end()));
   const admin = new pg.Client({ connectionString: DATABASE_URL });
@@ -120,13 +130,28 @@ describe('versioned migrations', () => {
     await seedRows(pool);
     const before = await snapshotRows(pool);
     const shapeBefore = await describeSchema(pool, schema);
+    // Later versions change the schema: the migrated one must be what a fresh deployment gets.
+    const fresh = freshSchema();
+    await migrate(replicaPool(fresh), fresh);
 
     await migrate(pool, schema);
 
-    expect(await snapshotRows(pool)).toEqual(before);
+    // Every row kept as it was; later versions only add columns (empty for old rows).
+    const after = await snapshotRows(pool);
+    const jobsAfter = (after.jobs ?? []) as Record<string, unknown>[];
+    expect(jobsAfter.map(({ request_digest, ...row }) => row)).toEqual(before.jobs);
+    expect(jobsAfter.map((row) => row.request_digest)).toEqual([null, null]);
+    expect({ ...after, jobs: [] }).toEqual({ ...before, jobs: [] });
     expect(before.jobs).toHaveLength(2);
     expect(before.job_events).toHaveLength(3);
-    expect(await describeSchema(pool, schema)).toEqual(shapeBefore);
+    // Adopted as 0001, then migrated forward: the shape of the first version plus what later ones add.
+    const adopted = freshSchema();
+    const firstOnly = replicaPool(adopted);
+    await migrate(firstOnly, adopted, {
+      '0001_initial_schema': MIGRATIONS['0001_initial_schema'] as Migration,
+    });
+    expect(await describeSchema(firstOnly, adopted)).toEqual(shapeBefore);
+    expect(await describeSchema(pool, schema)).toEqual(await describeSchema(pool, fresh));
     expect(await appliedVersions(pool, schema)).toEqual(VERSIONS);
     // The serial survived too: the next event follows the old ones.
     const { rows } = await pool.query(
@@ -135,17 +160,19 @@ describe('versioned migrations', () => {
     expect(Number(rows[0].id)).toBe(4);
   });
 
-  it('builds a fresh schema identical to the unversioned one, and a restart changes nothing', async () => {
+  it('builds a fresh schema identical to the unversioned one brought up to date, and a restart changes nothing', async () => {
     const fresh = freshSchema();
     const legacy = freshSchema();
     const pool = replicaPool(fresh);
-    await createUnversioned(replicaPool(legacy), legacy);
+    const legacyPool = replicaPool(legacy);
+    await createUnversioned(legacyPool, legacy);
+    await migrate(legacyPool, legacy);
 
     await migrate(pool, fresh);
     const firstRun = await pool.query(`SELECT name, timestamp FROM ${MIGRATION_TABLE} ORDER BY name`);
     await migrate(pool, fresh);
 
-    expect(await describeSchema(pool, fresh)).toEqual(await describeSchema(pool, legacy));
+    expect(await describeSchema(pool, fresh)).toEqual(withLaterVersions(await describeSchema(pool, legacy)));
     expect(await appliedVersions(pool, fresh)).toEqual(VERSIONS);
     expect((await pool.query(`SELECT name, timestamp FROM ${MIGRATION_TABLE} ORDER BY name`)).rows).toEqual(
       firstRun.rows,
@@ -184,6 +211,7 @@ describe('versioned migrations', () => {
       'jobs',
       MIGRATION_TABLE,
       `${MIGRATION_TABLE}_lock`,
+      'tool_call_inputs',
       'tool_calls',
     ]);
     expect(await tablesIn(elsewhere)).toEqual([]);

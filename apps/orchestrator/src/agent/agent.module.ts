@@ -6,11 +6,12 @@ import { DispatchModule } from '../dispatch/dispatch.module.ts';
 import { JobsModule } from '../jobs/jobs.module.ts';
 import { AgentRunConsumer } from './runs/agent-run-consumer.ts';
 import { JobRunner } from './runs/job-runner.ts';
+import { ApprovalGate } from './tool-calls/approval-gate.ts';
 import { ToolCallExecutor } from './tool-calls/tool-call-executor.ts';
 
 @Module({
   imports: [AuthModule, CatalogModule, DispatchModule, JobsModule, CheckpointModule],
-  providers: [ToolCallExecutor, JobRunner, AgentRunConsumer],
+  providers: [ApprovalGate, ToolCallExecutor, JobRunner, AgentRunConsumer],
   exports: [JobRunner],
 })
 export class AgentModule {}

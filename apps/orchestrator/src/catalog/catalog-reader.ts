@@ -1,12 +1,12 @@
 import {
   type CatalogTool,
+  type RedisConnection,
   redisKeys,
   type ServerCatalogEntry,
   ServerCatalogEntrySchema,
   type WorkerHeartbeat,
   WorkerHeartbeatSchema,
 } from '@switchyard/contracts';
-import type { Redis } from 'ioredis';
 
 /**
  * `ready`: a live worker holds a ready session. `recovering`: live workers serve it but none is ready
@@ -42,7 +42,7 @@ export class CatalogReader {
   private loading: Promise<Snapshot> | undefined;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisConnection,
     private readonly prefix: string,
     private readonly cacheMs = 250,
   ) {}

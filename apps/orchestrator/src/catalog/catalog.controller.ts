@@ -1,8 +1,9 @@
 import { Controller, Get, Inject, UseGuards } from '@nestjs/common';
-import { ApiBearerAuth, ApiOkResponse, ApiTags } from '@nestjs/swagger';
+import { requiresTask } from '@switchyard/contracts';
 import picomatch from 'picomatch';
 import { CurrentViewer, type Viewer, ViewerGuard } from '../auth/viewer.guard.ts';
 import { ModelToolCatalog, type ModelToolView, type ToolFilter } from './model-tool-catalog.ts';
+import type { ToolList } from './tool-list-schema.ts';
 
 const EVERYTHING: ToolFilter = { allow: ['*'], deny: [] };
 const COLLISION = /^tool name collision: (\S+) /;
@@ -24,19 +25,13 @@ export async function visibleTools(catalog: ModelToolCatalog, viewer: Viewer): P
   return { tools: view.tools, errors };
 }
 
-@ApiTags('catalog')
-@ApiBearerAuth()
 @UseGuards(ViewerGuard)
 @Controller('v1/tools')
 export class CatalogController {
   constructor(@Inject(ModelToolCatalog) private readonly catalog: ModelToolCatalog) {}
 
   @Get()
-  @ApiOkResponse({
-    description:
-      "The tools this team's agents may call, with their availability (an operator key: every tool)",
-  })
-  async list(@CurrentViewer() viewer: Viewer) {
+  async list(@CurrentViewer() viewer: Viewer): Promise<ToolList> {
     const view = await visibleTools(this.catalog, viewer);
     return {
       tools: view.tools.map((tool) => ({
@@ -49,6 +44,8 @@ export class CatalogController {
         idempotent: tool.idempotent,
         inputSchema: tool.inputSchema,
         ...(tool.definition.annotations ? { annotations: tool.definition.annotations } : {}),
+        ...(tool.definition.execution ? { execution: tool.definition.execution } : {}),
+        requiresTask: requiresTask(tool.definition),
       })),
       errors: view.errors,
     };

@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import type { Redis } from 'ioredis';
+import type { RedisConnection } from '@switchyard/contracts';
 import { AuthModule } from '../auth/auth.module.ts';
 import type { OrchestratorEnv } from '../runtime/orchestrator-env.ts';
 import { ENV, REDIS } from '../runtime/tokens.ts';
@@ -14,7 +14,7 @@ import { ModelToolCatalog } from './model-tool-catalog.ts';
     {
       provide: CatalogReader,
       inject: [REDIS, ENV],
-      useFactory: (redis: Redis, env: OrchestratorEnv) => new CatalogReader(redis, env.prefix),
+      useFactory: (redis: RedisConnection, env: OrchestratorEnv) => new CatalogReader(redis, env.prefix),
     },
     ModelToolCatalog,
   ],

@@ -128,6 +128,22 @@ export class ModelToolCatalog {
     return { tool };
   }
 
+  /**
+   * Whether a job may name this tool, judged at submit without waiting: `unknown` when its server is
+   * not configured, or the server's published list has no such tool for these filters; `unpublished`
+   * when the server is configured but no worker has published its list yet (the call will wait for
+   * it, as `resolve` does, and end `unavailable` if it never comes).
+   */
+  async judge(name: string, filters: ToolFilter[]): Promise<'known' | 'unknown' | 'unpublished'> {
+    const separator = name.indexOf('__');
+    const server = separator > 0 ? name.slice(0, separator) : undefined;
+    if (!server || !this.config.servers[server]) return 'unknown';
+    if (!(await this.reader.entries()).has(server)) return 'unpublished';
+    const all = await this.everything();
+    const tool = all.tools.find((candidate) => candidate.name === name);
+    return tool && filters.every((filter) => permits(filter, tool.name)) ? 'known' : 'unknown';
+  }
+
   private async everything(): Promise<ModelToolView & { collided: Set<string> }> {
     const entries = await this.reader.entries();
     const byName = new Map<string, ModelTool[]>();

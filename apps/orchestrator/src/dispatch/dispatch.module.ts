@@ -1,27 +1,31 @@
 import { Inject, Module, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
-import type { SwitchyardConfig } from '@switchyard/contracts';
-import type { Redis } from 'ioredis';
+import type { RedisConnection, SwitchyardConfig } from '@switchyard/contracts';
 import { AuthModule } from '../auth/auth.module.ts';
 import { CatalogModule } from '../catalog/catalog.module.ts';
 import { CatalogReader } from '../catalog/catalog-reader.ts';
+import { CallQuotas } from '../quotas/call-quotas.ts';
+import { QuotasModule } from '../quotas/quotas.module.ts';
 import type { Logger } from '../runtime/logger.ts';
 import type { OrchestratorEnv } from '../runtime/orchestrator-env.ts';
 import { CONFIG, ENV, LOGGER, REDIS } from '../runtime/tokens.ts';
 import { FleetController } from './fleet.controller.ts';
+import { FleetTimeouts } from './fleet-timeouts.ts';
 import { ToolCallDispatcher } from './tool-call-dispatcher.ts';
 
 @Module({
-  imports: [CatalogModule, AuthModule],
+  imports: [CatalogModule, AuthModule, QuotasModule],
   controllers: [FleetController],
   providers: [
+    FleetTimeouts,
     {
       provide: ToolCallDispatcher,
-      inject: [CONFIG, ENV, REDIS, CatalogReader, LOGGER],
+      inject: [CONFIG, ENV, REDIS, CatalogReader, CallQuotas, LOGGER],
       useFactory: (
         config: SwitchyardConfig,
         env: OrchestratorEnv,
-        redis: Redis,
+        redis: RedisConnection,
         catalog: CatalogReader,
+        quotas: CallQuotas,
         log: Logger,
       ) =>
         new ToolCallDispatcher({
@@ -29,6 +33,7 @@ import { ToolCallDispatcher } from './tool-call-dispatcher.ts';
           prefix: env.prefix,
           redis,
           catalog,
+          pace: (request) => quotas.delayFor(request.labels?.team, request),
           onError: (error) => log.warn({ err: error }, 'dispatcher error'),
         }),
     },

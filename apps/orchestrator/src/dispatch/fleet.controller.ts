@@ -1,11 +1,12 @@
 import { Controller, Get, Inject, UseGuards } from '@nestjs/common';
-import { ApiBearerAuth, ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import type { SwitchyardConfig, WorkerHeartbeat } from '@switchyard/contracts';
 import { CurrentViewer, type Viewer, ViewerGuard } from '../auth/viewer.guard.ts';
 import { visibleTools } from '../catalog/catalog.controller.ts';
 import { CatalogReader } from '../catalog/catalog-reader.ts';
 import { ModelToolCatalog } from '../catalog/model-tool-catalog.ts';
 import { CONFIG } from '../runtime/tokens.ts';
+import { FleetTimeouts } from './fleet-timeouts.ts';
+import type { ServerList } from './server-list-schema.ts';
 import { ToolCallDispatcher } from './tool-call-dispatcher.ts';
 
 /**
@@ -14,8 +15,6 @@ import { ToolCallDispatcher } from './tool-call-dispatcher.ts';
  * the tools its filters allow, with session counts by state: no stderr, which may echo another team's
  * arguments, and no queue depths, which show other teams' activity.
  */
-@ApiTags('fleet')
-@ApiBearerAuth()
 @UseGuards(ViewerGuard)
 @Controller('v1/servers')
 export class FleetController {
@@ -24,14 +23,11 @@ export class FleetController {
     @Inject(CatalogReader) private readonly catalog: CatalogReader,
     @Inject(ModelToolCatalog) private readonly tools: ModelToolCatalog,
     @Inject(ToolCallDispatcher) private readonly dispatcher: ToolCallDispatcher,
+    @Inject(FleetTimeouts) private readonly timeouts: FleetTimeouts,
   ) {}
 
   @Get()
-  @ApiOkResponse({
-    description:
-      "A team: the servers of its allowed tools, their availability and session counts. An operator key: every server with sessions' last errors and queue depths",
-  })
-  async list(@CurrentViewer() viewer: Viewer) {
+  async list(@CurrentViewer() viewer: Viewer): Promise<ServerList> {
     const [entries, workers, visible] = await Promise.all([
       this.catalog.entries(),
       this.catalog.liveWorkers(),
@@ -51,20 +47,30 @@ export class FleetController {
           concurrency: server.concurrency,
           availability: await this.catalog.availability(name, server.unavailableAfterMs),
           serverInfo: entries.get(name)?.serverInfo,
+          protocolVersions: negotiatedRevisions(workers, name),
         };
         if (viewer.kind === 'team') {
+          const tools = visible.tools.filter((tool) => tool.server === name);
           return {
             ...common,
-            tools: visible.tools.filter((tool) => tool.server === name).length,
+            tools: tools.length,
+            timeouts: await this.timeouts.view(
+              name,
+              tools.map((tool) => tool.tool),
+            ),
             sessions: sessionCounts(workers, name),
           };
         }
+        const tools = entries.get(name)?.tools.map((tool) => tool.name) ?? [];
         return {
           ...common,
-          tools: entries.get(name)?.tools.length ?? 0,
+          tools: tools.length,
+          timeouts: await this.timeouts.view(name, tools),
           sessions: workers.flatMap((beat) => {
             const status = beat.sessions[name];
-            return status ? [{ workerId: beat.workerId, ...status }] : [];
+            return status
+              ? [{ workerId: beat.workerId, ...status, since: new Date(status.since).toISOString() }]
+              : [];
           }),
           queue: await this.dispatcher.queueCounts(name),
         };
@@ -81,4 +87,10 @@ function sessionCounts(workers: WorkerHeartbeat[], server: string): Record<strin
     if (state) counts[state] = (counts[state] ?? 0) + 1;
   }
   return counts;
+}
+
+/** The MCP revisions the live sessions to `server` negotiated (one, unless a server is mid-upgrade). */
+function negotiatedRevisions(workers: WorkerHeartbeat[], server: string): string[] {
+  const revisions = workers.flatMap((beat) => beat.sessions[server]?.protocolVersion ?? []);
+  return [...new Set(revisions)].sort();
 }

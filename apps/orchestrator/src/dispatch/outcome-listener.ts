@@ -1,5 +1,9 @@
-import { type OutcomeNotice, parseOutcomeNotice, redisKeys } from '@switchyard/contracts';
-import type { Redis } from 'ioredis';
+import {
+  type OutcomeNotice,
+  parseOutcomeNotice,
+  type RedisConnection,
+  redisKeys,
+} from '@switchyard/contracts';
 
 /** A notification that a tool-call job settled: the outcome JSON, or BullMQ's failure reason. */
 export type SettledNotice = OutcomeNotice;
@@ -20,7 +24,7 @@ export class OutcomeListener {
 
   constructor(
     /** Dedicated to this listener: XREAD BLOCK holds it. */
-    private readonly blocking: Redis,
+    private readonly blocking: RedisConnection,
     private readonly prefix: string,
     private readonly onError: (error: unknown) => void,
   ) {}

@@ -1,8 +1,10 @@
 import {
+  type Answer,
   ArgumentValidator,
   carrierFrom,
   isIdempotent,
   type OutcomeStatus,
+  type RedisConnection,
   redisKeys,
   type SwitchyardConfig,
   type ToolCallCancel,
@@ -12,14 +14,15 @@ import {
   ToolCallOutcomeSchema,
   type TraceCarrier,
   toolCallJobId,
+  toolCallJobRetention,
   toolQueueName,
   traceIdOf,
 } from '@switchyard/contracts';
 import { ATTR } from '@switchyard/telemetry';
 import { type Job, Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
 import type { CatalogReader } from '../catalog/catalog-reader.ts';
 import { inSpan, SpanKind } from '../telemetry/spans.ts';
+import { FairShare } from './fair-share.ts';
 import { localOutcome } from './local-outcome.ts';
 import { OutcomeListener, type SettledNotice } from './outcome-listener.ts';
 
@@ -30,17 +33,26 @@ export interface ToolCallRequest {
   tool: string;
   arguments: Record<string, unknown>;
   trace?: TraceCarrier;
+  /** The calling team: the worker reaches the server with this team's credential. */
+  team?: string;
   labels?: Record<string, string>;
   /** Overrides the server's queueTimeoutMs: how long the call may wait for a worker. */
   queueTimeoutMs?: number;
+  /** A person's answer to the question the previous round of this call asked (docs/semantics.md §14). */
+  answer?: Answer;
 }
 
 export interface DispatcherOptions {
   config: SwitchyardConfig;
   prefix: string;
   /** Shared connection for queue commands; BullMQ reuses it for every server's Queue. */
-  redis: Redis;
+  redis: RedisConnection;
   catalog: CatalogReader;
+  /**
+   * How long (ms) a call must wait before it may run (a team's callsPerMinute); it is queued with that
+   * BullMQ delay and its queue deadline moves by as much. Absent: no call waits.
+   */
+  pace?: (request: ToolCallRequest) => Promise<number>;
   /** How often calls still pending are checked against their job, in case a notification was lost. */
   reconcileEveryMs?: number;
   onError?: (error: unknown) => void;
@@ -57,12 +69,16 @@ interface Pending {
   settled: boolean;
   /** Set once the add has returned: before that, a missing job only means the add is still on its way. */
   queued: boolean;
+  /** Set once the call joined its team's line on the server (fair share): leaving it is owed on settle. */
+  inLine: boolean;
   cleanup: Array<() => void>;
 }
 
-const KEEP_COMPLETED_SECONDS = 24 * 3600;
 const RECONCILE_BATCH = 200;
 const NOT_STARTED_STATES = new Set(['waiting', 'delayed', 'prioritized', 'wait', 'paused']);
+
+/** Why an explicitly cancelled job's calls were stopped, as workers and outcomes are told. */
+export const JOB_CANCELLED = 'the job was cancelled';
 
 /** A dispatcher step that failed in the background, named with its call. */
 export class DispatchError extends Error {
@@ -79,10 +95,12 @@ export class ToolCallDispatcher {
   private readonly queues = new Map<string, Queue>();
   private readonly pending = new Map<string, Pending>();
   private readonly validator = new ArgumentValidator();
+  private readonly fairShare: FairShare;
   private readonly listener: OutcomeListener;
   private reconcileTimer: NodeJS.Timeout | undefined;
 
   constructor(private readonly options: DispatcherOptions) {
+    this.fairShare = new FairShare(options.redis, options.prefix, options.config);
     this.listener = new OutcomeListener(options.redis.duplicate(), options.prefix, (error) =>
       options.onError?.(error),
     );
@@ -119,7 +137,9 @@ export class ToolCallDispatcher {
       enqueuedAt: now,
       idempotent: false,
       trace: request.trace ?? {},
+      ...(request.team ? { team: request.team } : {}),
       labels: request.labels ?? {},
+      ...(request.answer ? { answer: request.answer } : {}),
     });
     if (!server) {
       return localOutcome(
@@ -160,6 +180,8 @@ export class ToolCallDispatcher {
     }
     // Unknown tool annotations (catalog not yet published) mean non-idempotent: the MCP default.
     data.idempotent = isIdempotent(server, request.tool, tool?.annotations);
+    const delayMs = (await this.options.pace?.(request)) ?? 0;
+    data.deadline += delayMs;
     const queue = toolQueueName(request.server);
     // The producer span: the worker's "process" span is its child through the context in the job data.
     return inSpan(
@@ -177,7 +199,7 @@ export class ToolCallDispatcher {
       },
       async () => {
         data.trace = carrierFrom();
-        const started = this.enqueueAndWait(request, data, server.retry);
+        const started = this.enqueueAndWait(request, data, server.retry, delayMs);
         await started.added;
         return started;
       },
@@ -192,30 +214,114 @@ export class ToolCallDispatcher {
    * result when the server answered first; its outcome arrives like any other. Returns the number of
    * calls removed before they ran.
    */
-  async cancel(jobId: string, reason = 'the job was cancelled'): Promise<number> {
+  async cancel(jobId: string, reason = JOB_CANCELLED): Promise<number> {
     const entries = [...this.pending.values()].filter((candidate) => candidate.request.jobId === jobId);
     // Workers hear the cancel first, so a call one of them takes while we remove the others is refused
     // before it is sent instead of running (one by one, removal would chase a fast worker down the queue).
-    await Promise.all(entries.map((entry) => this.requestCancel(entry, reason)));
+    await this.requestCancels(
+      entries.map((entry) => ({ queue: entry.queue.name, id: entry.bullId })),
+      reason,
+    );
+    return this.removeQueued(entries, reason);
+  }
+
+  /**
+   * Tells every worker, before any of `requests` is settled, to refuse them unsent and to abort the one
+   * it runs: settling them one by one, a worker freed by the first cancel could start the next before
+   * hearing of it. Then settle each with settleExisting.
+   */
+  async refuse(requests: ToolCallRequest[], reason: string): Promise<void> {
+    await this.requestCancels(
+      requests.map((request) => ({
+        queue: toolQueueName(request.server),
+        id: toolCallJobId(request.jobId, request.toolCallId),
+      })),
+      reason,
+    );
+  }
+
+  /** One cancel message per queue, naming all of its calls. */
+  private async requestCancels(calls: Array<{ queue: string; id: string }>, reason: string): Promise<void> {
+    const byQueue = new Map<string, string[]>();
+    for (const { queue, id } of calls) byQueue.set(queue, [...(byQueue.get(queue) ?? []), id]);
+    await Promise.all([...byQueue].map(([queue, ids]) => this.requestCancel(queue, ids, reason)));
+  }
+
+  /**
+   * Settles a call that must not start any more (its job was cancelled or is past its deadline) but that
+   * an earlier run of the job — another replica, killed or frozen — may have queued. Never adds a job:
+   * - no queue job under the call's deterministic id → `undefined`: it was never queued, and the caller
+   *   records it `cancelled`, executed `no`;
+   * - a finished job → the outcome recorded on it (it ran, or failed, for real);
+   * - a job still queued → removed as by `cancel()`: `cancelled`, executed `no`; one a worker took
+   *   meanwhile is treated as running;
+   * - a running job → cancelled on its worker as by `cancel()`, and its real outcome awaited like a
+   *   dispatched call's (`cancelled` with executed `unknown`, or the result when the server answered first).
+   */
+  async settleExisting(
+    request: ToolCallRequest,
+    reason: string,
+    /** Set when refuse() already named this call with its siblings: a second, separate message could
+     * overtake that one (on a cluster, PUBLISHes through different nodes keep no order). */
+    options: { refused?: boolean } = {},
+  ): Promise<ToolCallOutcome | undefined> {
+    const queue = this.queueFor(request.server);
+    const bullId = toolCallJobId(request.jobId, request.toolCallId);
+    // Heard first, as in cancel(): a worker taking the call from now on refuses it unsent, including
+    // one the earlier run adds late (a replica frozen between its lease check and the add, §4).
+    if (!options.refused) await this.requestCancel(queue.name, [bullId], reason);
+    let entry = this.pending.get(OutcomeListener.key(queue.name, bullId));
+    if (!entry) {
+      const job = (await queue.getJob(bullId)) as Job | undefined;
+      if (!job) return undefined;
+      const parsed = ToolCallJobSchema.safeParse(job.data);
+      if (!parsed.success) {
+        throw new DispatchError(
+          `queue job ${bullId} of ${request.server}__${request.tool} (job ${request.jobId}, call ${request.toolCallId}) has unreadable data: ${parsed.error.message}`,
+        );
+      }
+      const finished = settledOutcome(job, parsed.data);
+      if (finished) return finished;
+      const attached = this.attach(request, parsed.data);
+      entry = attached.entry;
+      if (attached.created) {
+        // The earlier run put the call in its team's line; whoever settles it takes it out.
+        entry.inLine = true;
+        // The same watch as a dispatched call's: deadline, first look, then the reconcile rounds.
+        await this.watch(entry);
+      }
+    }
+    await this.removeQueued([entry], reason);
+    return entry.promise;
+  }
+
+  /**
+   * Removes the calls no worker has taken yet (their cancel already published): each ends `cancelled`,
+   * executed `no`; a running one is left to report its own outcome. Returns how many were removed.
+   */
+  private async removeQueued(entries: Pending[], reason: string): Promise<number> {
     const removed = await Promise.all(entries.map((entry) => this.removeIfNotStarted(entry)));
     entries.forEach((entry, index) => {
       if (removed[index]) {
         this.settle(
           entry,
-          localOutcome(entry.data, 'cancelled', 'The job was cancelled before this call ran.'),
+          localOutcome(entry.data, 'cancelled', `This call was not run: ${reason}.`, reason),
         );
       }
     });
     return removed.filter(Boolean).length;
   }
 
-  /** Asks whichever worker runs the call to abort it (one PUBLISH on the deployment's cancel channel). */
-  private async requestCancel(entry: Pending, reason: string): Promise<void> {
-    const request: ToolCallCancel = { queue: entry.queue.name, id: entry.bullId, reason };
+  /**
+   * Asks whichever worker runs one of `ids` to abort it, and every worker to refuse the others: one
+   * PUBLISH per queue on the deployment's cancel channel.
+   */
+  private async requestCancel(queue: string, ids: string[], reason: string): Promise<void> {
+    const request: ToolCallCancel = { queue, ids, reason };
     try {
       await this.options.redis.publish(redisKeys.cancels(this.options.prefix), JSON.stringify(request));
     } catch (error) {
-      // The call then finishes on its own, with its real outcome.
+      // The calls then finish on their own, with their real outcomes.
       this.options.onError?.(error);
     }
   }
@@ -255,13 +361,25 @@ export class ToolCallDispatcher {
     request: ToolCallRequest,
     data: ToolCallJob,
     retry: { attempts: number; backoffMs: number },
+    delayMs = 0,
   ): { added: Promise<void>; outcome: Promise<ToolCallOutcome> } {
+    const { entry, created } = this.attach(request, data);
+    // The same call dispatched twice in this process (a re-run racing the original) shares one wait.
+    if (!created) return { added: Promise.resolve(), outcome: entry.promise };
+    return { added: this.add(entry, retry, delayMs), outcome: entry.promise };
+  }
+
+  /**
+   * This process's one wait for a call's outcome: the entry already waiting for it, or a new one that
+   * listens for its outcome notice (before anything is added or read, so a call that settles at once is
+   * not missed).
+   */
+  private attach(request: ToolCallRequest, data: ToolCallJob): { entry: Pending; created: boolean } {
     const queue = this.queueFor(request.server);
     const bullId = toolCallJobId(request.jobId, request.toolCallId);
     const key = OutcomeListener.key(queue.name, bullId);
-    // The same call dispatched twice in this process (a re-run racing the original) shares one wait.
     const existing = this.pending.get(key);
-    if (existing) return { added: Promise.resolve(), outcome: existing.promise };
+    if (existing) return { entry: existing, created: false };
 
     let resolve: (outcome: ToolCallOutcome) => void = () => undefined;
     const promise = new Promise<ToolCallOutcome>((settle) => {
@@ -277,29 +395,42 @@ export class ToolCallDispatcher {
       promise,
       settled: false,
       queued: false,
+      inLine: false,
       cleanup: [],
     };
     this.pending.set(key, entry);
-    // Listen before adding, so a call that settles at once is not missed.
     entry.cleanup.push(
       this.listener.on(queue.name, bullId, (notice) =>
         this.guard(entry, 'outcome notice', this.onNotice(entry, notice)),
       ),
     );
-    return { added: this.add(entry, retry), outcome: promise };
+    return { entry, created: true };
   }
 
-  private async add(entry: Pending, retry: { attempts: number; backoffMs: number }): Promise<void> {
+  private async add(
+    entry: Pending,
+    retry: { attempts: number; backoffMs: number },
+    delayMs: number,
+  ): Promise<void> {
     let queued: boolean;
     let failure = '';
     try {
       // Same id → BullMQ returns the existing job instead of adding: a re-run never executes twice.
+      const priority = await this.fairShare.enter(
+        entry.data.server,
+        teamOf(entry.data),
+        entry.bullId,
+        entry.data.deadline,
+      );
+      entry.inLine = priority !== undefined;
       const job = await entry.queue.add('call', entry.data, {
         jobId: entry.bullId,
+        ...(priority !== undefined ? { priority } : {}),
         attempts: retry.attempts,
         backoff: { type: 'exponential', delay: retry.backoffMs },
-        removeOnComplete: { age: KEEP_COMPLETED_SECONDS },
-        removeOnFail: { age: 7 * KEEP_COMPLETED_SECONDS },
+        // Kept so a resumed run re-dispatching this id finds it instead of running it again (toolCalls).
+        ...toolCallJobRetention(this.options.config.toolCalls),
+        ...(delayMs > 0 ? { delay: delayMs } : {}),
       });
       if (job.data && (job.data as ToolCallJob).enqueuedAt !== entry.data.enqueuedAt) {
         // An earlier run added this call: wait for that job, with its own deadline.
@@ -317,7 +448,11 @@ export class ToolCallDispatcher {
       this.settle(entry, localOutcome(entry.data, 'unavailable', `The call could not be queued: ${failure}`));
       return;
     }
-    // The call is queued and may run: from here on only its job, the deadline or a cancel settles it.
+    await this.watch(entry);
+  }
+
+  /** The call is queued and may run: from here on only its job, the deadline or a cancel settles it. */
+  private async watch(entry: Pending): Promise<void> {
     entry.queued = true;
     const untilDeadline = Math.max(0, entry.data.deadline - Date.now()) + 50;
     const timer = setTimeout(
@@ -454,12 +589,22 @@ export class ToolCallDispatcher {
     entry.settled = true;
     this.pending.delete(OutcomeListener.key(entry.queue.name, entry.bullId));
     for (const cleanup of entry.cleanup) cleanup();
+    if (entry.inLine) {
+      this.fairShare
+        .leave(entry.data.server, teamOf(entry.data), entry.bullId)
+        .catch((error: unknown) => this.report(entry, 'leaving the team line failed', error));
+    }
     entry.resolve(outcome);
   }
 }
 
-/** The outcome recorded on a finished job, or the failure BullMQ recorded when our processor could not. */
-function settledOutcome(job: Job, data: ToolCallJob): ToolCallOutcome | undefined {
+/** The team a call is dispatched for; calls without one share a line. */
+function teamOf(data: ToolCallJob): string {
+  return data.team ?? data.labels.team ?? '';
+}
+
+/** The outcome recorded on a finished job, or the failure BullMQ recorded when our processor could not (also read by the gateway's orphan sweep). */
+export function settledOutcome(job: Job, data: ToolCallJob): ToolCallOutcome | undefined {
   if (job.finishedOn === undefined) return undefined;
   const recorded = ToolCallOutcomeSchema.safeParse(job.returnvalue);
   if (recorded.success) return recorded.data;

@@ -1,9 +1,8 @@
-import { Controller, Get, Inject, ServiceUnavailableException } from '@nestjs/common';
-import { ApiTags } from '@nestjs/swagger';
+import { Controller, Get, Inject } from '@nestjs/common';
 import { WithoutDependencyTimeout } from '../http/dependency-timeout.interceptor.ts';
+import { ProblemException } from '../http/problem.ts';
 import { DependencyHealth } from '../runtime/dependency-health.ts';
 
-@ApiTags('health')
 @Controller('health')
 @WithoutDependencyTimeout()
 export class HealthController {
@@ -17,14 +16,17 @@ export class HealthController {
 
   /**
    * Ready for traffic: Redis and PostgreSQL both answer within orchestrator.dependencyTimeoutMs.
-   * Otherwise 503 naming what is missing (`missing: ["postgres"]`) and why.
+   * Otherwise a 503 problem naming what is missing (`missing: ["postgres"]`) and why.
    */
   @Get('ready')
   async ready() {
     const report = await this.dependencies.check();
     const missing = (Object.keys(report) as (keyof typeof report)[]).filter((name) => report[name] !== 'ok');
-    const body = { status: missing.length === 0 ? 'ok' : 'unavailable', missing, ...report };
-    if (missing.length > 0) throw new ServiceUnavailableException(body);
-    return body;
+    if (missing.length > 0)
+      throw new ProblemException('dependency-unavailable', `unavailable: ${missing.join(', ')}`, {
+        missing,
+        ...report,
+      });
+    return { status: 'ok', missing, ...report };
   }
 }

@@ -1,8 +1,17 @@
 import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException, Inject } from '@nestjs/common';
-import type { Response } from 'express';
+import type { Request, Response } from 'express';
 import { isDependencyOutage } from '../runtime/dependency-errors.ts';
 import type { Logger } from '../runtime/logger.ts';
 import { LOGGER } from '../runtime/tokens.ts';
+import {
+  kindForStatus,
+  PROBLEM_CONTENT_TYPE,
+  PROBLEM_KINDS,
+  type Problem,
+  ProblemException,
+  type ProblemKind,
+  problemType,
+} from './problem.ts';
 
 /** Errors of express's body parser: `type` says which (entity.parse.failed, entity.too.large, ...). */
 interface BodyParserError {
@@ -13,11 +22,31 @@ interface BodyParserError {
 /** Answers that mean "not now": the client is told when to come back. */
 const RETRYABLE = new Set([429, 503]);
 
+/** Members of a Nest exception's object body that the problem already says in its own words. */
+const NEST_MEMBERS = new Set([
+  'statusCode',
+  'message',
+  'error',
+  'status',
+  'type',
+  'title',
+  'detail',
+  'instance',
+]);
+
+interface ProblemParts {
+  kind: ProblemKind;
+  status: number;
+  detail: string;
+  extensions?: Record<string, unknown>;
+}
+
 /**
- * Every error becomes JSON with a reason. Client mistakes caught below Nest (malformed JSON, oversized
- * bodies, unsupported charsets) keep their 4xx with a plain explanation; PostgreSQL or Redis being
- * unreachable is a 503; anything else that is not an HttpException is a server fault: a 500 without
- * internals, logged with its stack. Every 429 and 503 carries Retry-After.
+ * Every error becomes RFC 9457 `application/problem+json` with a stable `type` per kind (problem.ts).
+ * Client mistakes caught below Nest (malformed JSON, oversized bodies, unsupported charsets) keep their
+ * 4xx with a plain explanation; PostgreSQL or Redis being unreachable is a 503; anything else that is
+ * not an HttpException is a server fault: a 500 without internals, logged with its stack. Every 429 and
+ * 503 carries Retry-After.
  */
 @Catch()
 export class HttpErrorsFilter implements ExceptionFilter {
@@ -27,46 +56,75 @@ export class HttpErrorsFilter implements ExceptionFilter {
   ) {}
 
   catch(exception: unknown, host: ArgumentsHost): void {
-    const response = host.switchToHttp().getResponse<Response>();
+    const http = host.switchToHttp();
+    const response = http.getResponse<Response>();
     if (response.headersSent) return;
-    const status = exception instanceof HttpException ? exception.getStatus() : undefined;
-    if ((status && RETRYABLE.has(status)) || (!status && isDependencyOutage(exception)))
+    const parts = this.parts(exception);
+    if (RETRYABLE.has(parts.status) && !response.getHeader('Retry-After'))
       response.setHeader('Retry-After', String(this.retryAfterSeconds));
-    // Nest wraps body-parser errors in an HttpException; the parser's own error says what was wrong.
-    const parserFailure =
-      exception instanceof HttpException ? (exception.cause as BodyParserError | undefined) : undefined;
-    if (parserFailure?.type) {
-      this.reject(response, exception as HttpException, parserFailure);
-      return;
-    }
+    const request = http.getRequest<Request>();
+    const problem: Problem = {
+      ...parts.extensions,
+      type: problemType(parts.kind),
+      title: PROBLEM_KINDS[parts.kind].title,
+      status: parts.status,
+      detail: parts.detail,
+      instance: (request.originalUrl ?? request.url ?? '').split('?')[0] ?? '',
+    };
+    response.status(parts.status).type(PROBLEM_CONTENT_TYPE).send(JSON.stringify(problem));
+  }
+
+  private parts(exception: unknown): ProblemParts {
+    if (exception instanceof ProblemException)
+      return {
+        kind: exception.kind,
+        status: exception.getStatus(),
+        detail: exception.detail,
+        extensions: exception.extensions,
+      };
     if (exception instanceof HttpException) {
-      const body = exception.getResponse();
-      response
-        .status(exception.getStatus())
-        .json(typeof body === 'string' ? { statusCode: exception.getStatus(), message: body } : body);
-      return;
+      // Nest wraps body-parser errors in an HttpException; the parser's own error says what was wrong.
+      const parserFailure = exception.cause as BodyParserError | undefined;
+      if (parserFailure?.type) return bodyParserProblem(exception.getStatus(), parserFailure);
+      return nestProblem(exception);
     }
     if (isDependencyOutage(exception)) {
       this.log.warn({ err: exception }, 'request failed: a dependency is unavailable');
-      response.status(503).json({
-        statusCode: 503,
-        error: 'Service Unavailable',
-        message: 'PostgreSQL or Redis is unavailable; try again later',
-      });
-      return;
+      return {
+        kind: 'dependency-unavailable',
+        status: 503,
+        detail: 'PostgreSQL or Redis is unavailable; try again later',
+      };
     }
     this.log.error({ err: exception }, 'unhandled error');
-    response.status(500).json({ statusCode: 500, message: 'internal error' });
+    return { kind: 'internal-error', status: 500, detail: 'internal error' };
   }
+}
 
-  private reject(response: Response, exception: HttpException, failure: BodyParserError): void {
-    const status = exception.getStatus();
-    const message =
-      failure.type === 'entity.parse.failed'
-        ? `request body is not valid JSON: ${failure.message}`
-        : failure.type === 'entity.too.large'
-          ? 'request body is larger than orchestrator.maxRequestBytes'
-          : failure.message;
-    response.status(status).json({ statusCode: status, error: failure.type, message });
-  }
+function bodyParserProblem(status: number, failure: BodyParserError): ProblemParts {
+  if (failure.type === 'entity.parse.failed')
+    return { kind: 'malformed-body', status, detail: `request body is not valid JSON: ${failure.message}` };
+  if (failure.type === 'entity.too.large')
+    return {
+      kind: 'payload-too-large',
+      status,
+      detail: 'request body is larger than orchestrator.maxRequestBytes',
+    };
+  return { kind: kindForStatus(status), status, detail: `${failure.type}: ${failure.message}` };
+}
+
+/** An exception thrown the Nest way (`new NotFoundException('no job x')`, or with an object body). */
+function nestProblem(exception: HttpException): ProblemParts {
+  const status = exception.getStatus();
+  const body = exception.getResponse();
+  if (typeof body === 'string') return { kind: kindForStatus(status), status, detail: body };
+  const fields = body as Record<string, unknown>;
+  const message = Array.isArray(fields.message) ? fields.message.join('; ') : fields.message;
+  const extensions = Object.fromEntries(Object.entries(fields).filter(([key]) => !NEST_MEMBERS.has(key)));
+  return {
+    kind: kindForStatus(status),
+    status,
+    detail: typeof message === 'string' ? message : exception.message,
+    extensions,
+  };
 }

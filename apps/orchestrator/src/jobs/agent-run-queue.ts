@@ -1,7 +1,6 @@
 import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
-import { AGENT_RUNS_QUEUE } from '@switchyard/contracts';
+import { AGENT_RUNS_QUEUE, type RedisConnection } from '@switchyard/contracts';
 import { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
 import type { OrchestratorEnv } from '../runtime/orchestrator-env.ts';
 import { ENV, REDIS } from '../runtime/tokens.ts';
 
@@ -14,7 +13,7 @@ export interface AgentRunData {
 export class AgentRunQueue implements OnModuleDestroy {
   readonly queue: Queue<AgentRunData>;
 
-  constructor(@Inject(REDIS) redis: Redis, @Inject(ENV) env: OrchestratorEnv) {
+  constructor(@Inject(REDIS) redis: RedisConnection, @Inject(ENV) env: OrchestratorEnv) {
     this.queue = new Queue<AgentRunData>(AGENT_RUNS_QUEUE, { connection: redis, prefix: env.prefix });
   }
 
@@ -32,6 +31,19 @@ export class AgentRunQueue implements OnModuleDestroy {
         removeOnFail: { age: 7 * 24 * 3600 },
       },
     );
+  }
+
+  /**
+   * Wakes a run parked on a person (delayed until its earliest expiry) now: the answer it waited for
+   * is in. A run not delayed is running or queued already and sees the answer itself.
+   */
+  async wake(jobId: string): Promise<void> {
+    const job = await this.queue.getJob(jobId);
+    if (!job || (await job.getState()) !== 'delayed') return;
+    // Its own wake-up may have promoted it a moment ago: then it runs and sees the answer anyway.
+    await job.promote().catch(async (error: unknown) => {
+      if ((await job.getState()) === 'delayed') throw error;
+    });
   }
 
   /** Drops a run that has not started yet. */

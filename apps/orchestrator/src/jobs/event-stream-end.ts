@@ -7,16 +7,6 @@ import type { JobStore } from './job-store.ts';
  */
 export const FINAL_EVENT_GRACE_MS = 2_000;
 
-/** The id of the job's newest stored event (0 when it has none), paging through them. */
-async function newestEventId(store: JobStore, jobId: string): Promise<number> {
-  let newest = 0;
-  for (;;) {
-    const page = await store.eventsAfter(jobId, newest);
-    if (page.length === 0) return newest;
-    newest = page.at(-1)?.id ?? newest;
-  }
-}
-
 /**
  * Whether a stream that has nothing after `lastEventId` is done: `over` for a job that has ended and
  * has nothing more to announce, `wait` while more may come, or the ms after which to ask again.
@@ -30,7 +20,7 @@ export async function streamEnd(
 ): Promise<'over' | 'wait' | number> {
   const job = await store.get(jobId);
   if (!job || !FINAL_STATUSES.has(job.status)) return job ? 'wait' : 'over';
-  if (lastEventId > (await newestEventId(store, jobId))) return 'over';
+  if (lastEventId > (await store.newestEventId(jobId))) return 'over';
   if ((await store.toolCalls(jobId)).some((call) => !call.outcome)) return 'wait';
   const sinceFinish = Date.now() - (job.finishedAt?.getTime() ?? 0);
   return sinceFinish >= FINAL_EVENT_GRACE_MS ? 'over' : FINAL_EVENT_GRACE_MS - sinceFinish;

@@ -3,7 +3,7 @@ import type { Logger } from '../runtime/logger.ts';
 import { streamEnd } from './event-stream-end.ts';
 import type { JobEvents } from './job-events.ts';
 import { FINAL_STATUSES, type JobStatus } from './job-request.ts';
-import type { JobStore } from './job-store.ts';
+import { EVENT_PAGE_SIZE, type JobStore } from './job-store.ts';
 
 const KEEPALIVE_MS = 15_000;
 
@@ -29,6 +29,7 @@ export async function streamJobEvents(
   let closed = false;
   let draining: Promise<void> = Promise.resolve();
   let recheck: NodeJS.Timeout | undefined;
+  let askedOnConnect = false;
 
   const close = () => {
     if (closed) return;
@@ -49,8 +50,10 @@ export async function streamJobEvents(
       }, end);
   };
   const drain = async () => {
+    let wrote = false;
     while (!closed) {
       const batch = await deps.store.eventsAfter(jobId, last);
+      wrote ||= batch.length > 0;
       for (const event of batch) {
         response.write(
           `id: ${event.id}\nevent: ${event.type}\ndata: ${JSON.stringify({ ...event.data, at: event.at })}\n\n`,
@@ -61,8 +64,11 @@ export async function streamJobEvents(
           return;
         }
       }
-      if (batch.length === 0) {
-        await closeIfOver();
+      if (batch.length < EVENT_PAGE_SIZE) {
+        // Live, a job ends with its final status event (which closed the stream above). Only a drain that
+        // found nothing, or the first one (the job may have ended before this client connected), asks.
+        if (!wrote || !askedOnConnect) await closeIfOver();
+        askedOnConnect = true;
         return;
       }
     }

@@ -1,12 +1,27 @@
 import { EventEmitter } from 'node:events';
 import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
-import type { Redis } from 'ioredis';
+import type { RedisConnection } from '@switchyard/contracts';
 import type { Logger } from '../runtime/logger.ts';
 import type { OrchestratorEnv } from '../runtime/orchestrator-env.ts';
 import { ENV, LOGGER, REDIS } from '../runtime/tokens.ts';
-import { JobStore } from './job-store.ts';
+import { JobStore, type StoredEventInput } from './job-store.ts';
 
-export type JobEventType = 'status' | 'step' | 'tool_call.dispatched' | 'tool_call.finished' | 'message';
+export type JobEventType =
+  | 'status'
+  | 'step'
+  | 'tool_call.dispatched'
+  | 'tool_call.finished'
+  | 'message'
+  /** A call waits for a person: a tool's question or an approval (docs/semantics.md §14–15). */
+  | 'input_required'
+  | 'input.answered';
+
+/** Told of each event this replica publishes (e.g. webhooks, which must not be imported from here). */
+export type JobEventListener = (
+  jobId: string,
+  type: JobEventType,
+  data: Record<string, unknown>,
+) => Promise<void>;
 
 /**
  * A job's progress: stored in PostgreSQL (so a late or reconnecting SSE client replays it) and
@@ -16,12 +31,13 @@ export type JobEventType = 'status' | 'step' | 'tool_call.dispatched' | 'tool_ca
 @Injectable()
 export class JobEvents implements OnModuleInit, OnModuleDestroy {
   private readonly local = new EventEmitter().setMaxListeners(0);
-  private readonly subscriber: Redis;
+  private readonly subscriber: RedisConnection;
   private readonly channels: { events: string; cancel: string };
+  private readonly listeners: JobEventListener[] = [];
 
   constructor(
     @Inject(JobStore) private readonly store: JobStore,
-    @Inject(REDIS) private readonly redis: Redis,
+    @Inject(REDIS) private readonly redis: RedisConnection,
     @Inject(ENV) env: OrchestratorEnv,
     @Inject(LOGGER) private readonly log: Logger,
   ) {
@@ -50,6 +66,43 @@ export class JobEvents implements OnModuleInit, OnModuleDestroy {
       // Progress events are for watchers; losing one must not fail the job they describe.
       this.log.warn({ job_id: jobId, type, err: error }, 'could not publish job event');
     }
+    await this.tellListeners(jobId, type, data);
+  }
+
+  /**
+   * Publishes an event that `write` stores together with the record it announces (one statement, see
+   * JobStore.recordDispatch): the write's failure is the caller's, the announcement's is only logged.
+   */
+  async publishWith(
+    jobId: string,
+    type: JobEventType,
+    data: Record<string, unknown>,
+    write: (event: StoredEventInput) => Promise<void>,
+  ): Promise<void> {
+    await write({ type, data });
+    await this.redis
+      .publish(this.channels.events, jobId)
+      .catch((error: unknown) =>
+        this.log.warn({ job_id: jobId, type, err: error }, 'could not announce job event'),
+      );
+    await this.tellListeners(jobId, type, data);
+  }
+
+  private async tellListeners(
+    jobId: string,
+    type: JobEventType,
+    data: Record<string, unknown>,
+  ): Promise<void> {
+    for (const listener of this.listeners) {
+      await listener(jobId, type, data).catch((error: unknown) =>
+        this.log.error({ job_id: jobId, type, err: error }, 'a job event listener failed'),
+      );
+    }
+  }
+
+  /** `listener` hears every event published on this replica, after it is stored (or failed to be). */
+  onPublished(listener: JobEventListener): void {
+    this.listeners.push(listener);
   }
 
   /** Calls `listener` whenever new events of `jobId` may be in the store; returns the unsubscribe. */

@@ -2,19 +2,25 @@ import { Inject, Injectable } from '@nestjs/common';
 import { safeJson, storedOutcome, type ToolCallOutcome, ToolCallOutcomeSchema } from '@switchyard/contracts';
 import type pg from 'pg';
 import { PG_POOL } from '../runtime/tokens.ts';
-import type { JobRequest, JobStatus } from './job-request.ts';
+import type { JobListFilter } from './job-list-query.ts';
+import { type EndStatus, FINAL_STATUSES, type JobStatus, type StoredJobRequest } from './job-request.ts';
+
+/** Events read per query when a stream catches up. */
+export const EVENT_PAGE_SIZE = 1000;
 
 export interface JobRecord {
   id: string;
   team: string;
-  kind: 'agent' | 'batch';
+  kind: 'agent' | 'batch' | 'mcp';
   status: JobStatus;
-  request: JobRequest;
+  request: StoredJobRequest;
   result: unknown;
   error: string | null;
   traceId: string;
   traceparent: string;
   idempotencyKey: string | null;
+  /** sha256 of the submitted request (request-digest.ts); null for jobs stored before it was kept. */
+  requestDigest: string | null;
   createdAt: Date;
   startedAt: Date | null;
   finishedAt: Date | null;
@@ -71,7 +77,7 @@ function toolCallRecord(row: ToolCallRow): ToolCallRecord {
 const jsonb = (value: unknown): string => JSON.stringify(safeJson(value));
 
 const JOB_COLUMNS = `id, team, kind, status, request, result, error, trace_id AS "traceId", traceparent,
-  idempotency_key AS "idempotencyKey", created_at AS "createdAt", started_at AS "startedAt", finished_at AS "finishedAt"`;
+  idempotency_key AS "idempotencyKey", request_digest AS "requestDigest", created_at AS "createdAt", started_at AS "startedAt", finished_at AS "finishedAt"`;
 const TOOL_CALL_COLUMNS = `job_id AS "jobId", tool_call_id AS "toolCallId", position, model_tool AS "modelTool", server,
   tool, arguments, status, outcome, dispatched_at AS "dispatchedAt", finished_at AS "finishedAt"`;
 
@@ -85,7 +91,10 @@ export class JobStore {
    * refusing when the team is at its concurrent-job limit. The team lock makes count-then-insert atomic.
    */
   async create(
-    job: Pick<JobRecord, 'id' | 'team' | 'kind' | 'request' | 'traceId' | 'traceparent' | 'idempotencyKey'>,
+    job: Pick<
+      JobRecord,
+      'id' | 'team' | 'kind' | 'request' | 'traceId' | 'traceparent' | 'idempotencyKey' | 'requestDigest'
+    >,
     maxConcurrent: number,
   ): Promise<{ job: JobRecord; created: boolean }> {
     const client = await this.pool.connect();
@@ -109,9 +118,18 @@ export class JobStore {
       if (Number(active.rows[0]?.count ?? 0) >= maxConcurrent)
         throw new ConcurrencyLimitError(job.team, maxConcurrent);
       const inserted = await client.query<JobRecord>(
-        `INSERT INTO jobs (id, team, kind, status, request, trace_id, traceparent, idempotency_key)
-         VALUES ($1, $2, $3, 'queued', $4, $5, $6, $7) RETURNING ${JOB_COLUMNS}`,
-        [job.id, job.team, job.kind, jsonb(job.request), job.traceId, job.traceparent, job.idempotencyKey],
+        `INSERT INTO jobs (id, team, kind, status, request, trace_id, traceparent, idempotency_key, request_digest)
+         VALUES ($1, $2, $3, 'queued', $4, $5, $6, $7, $8) RETURNING ${JOB_COLUMNS}`,
+        [
+          job.id,
+          job.team,
+          job.kind,
+          jsonb(job.request),
+          job.traceId,
+          job.traceparent,
+          job.idempotencyKey,
+          job.requestDigest,
+        ],
       );
       await client.query('COMMIT');
       return { job: inserted.rows[0] as JobRecord, created: true };
@@ -133,26 +151,81 @@ export class JobStore {
     return job?.team === team ? job : undefined;
   }
 
-  /** queued|running → running; returns undefined when the job already ended (e.g. cancelled). */
+  /**
+   * A team's jobs, newest first, one page after `filter.after` (keyset on created_at, id, served by
+   * the jobs_team_created index). Returns one more row than the limit when another page follows.
+   */
+  async list(team: string, filter: JobListFilter): Promise<Array<JobRecord & { cursorAt: string }>> {
+    const where = ['team = $1'];
+    const params: unknown[] = [team];
+    const param = (value: unknown) => `$${params.push(value)}`;
+    if (filter.statuses) where.push(`status = ANY(${param(filter.statuses)})`);
+    if (filter.kind) where.push(`kind = ${param(filter.kind)}`);
+    if (Object.keys(filter.metadata).length > 0)
+      where.push(`request -> 'metadata' @> ${param(JSON.stringify(filter.metadata))}::jsonb`);
+    if (filter.createdAfter) where.push(`created_at > ${param(filter.createdAfter)}::timestamptz`);
+    if (filter.createdBefore) where.push(`created_at < ${param(filter.createdBefore)}::timestamptz`);
+    if (filter.after)
+      where.push(
+        `(created_at, id) < (${param(filter.after.createdAt)}::timestamptz, ${param(filter.after.id)})`,
+      );
+    const result = await this.pool.query<JobRecord & { cursorAt: string }>(
+      `SELECT ${JOB_COLUMNS}, created_at::text AS "cursorAt" FROM jobs WHERE ${where.join(' AND ')}
+       ORDER BY created_at DESC, id DESC LIMIT ${param(filter.limit + 1)}`,
+      params,
+    );
+    return result.rows;
+  }
+
+  /**
+   * Deletes a team's job that has ended, with its tool calls and events (ON DELETE CASCADE). Returns
+   * the status it found when the job has not ended (nothing deleted), or undefined when there is none.
+   */
+  async deleteFinished(id: string, team: string): Promise<'deleted' | JobStatus | undefined> {
+    const deleted = await this.pool.query(
+      `DELETE FROM jobs WHERE id = $1 AND team = $2 AND status = ANY($3)`,
+      [id, team, [...FINAL_STATUSES]],
+    );
+    if ((deleted.rowCount ?? 0) > 0) return 'deleted';
+    return (await this.getForTeam(id, team))?.status;
+  }
+
+  /** Jobs that ended before `cutoff`, oldest first, at most `limit` of them. */
+  async endedBefore(cutoff: Date, limit: number): Promise<string[]> {
+    const result = await this.pool.query<{ id: string }>(
+      `SELECT id FROM jobs WHERE finished_at < $1 AND status = ANY($2) ORDER BY finished_at LIMIT $3`,
+      [cutoff, [...FINAL_STATUSES], limit],
+    );
+    return result.rows.map((row) => row.id);
+  }
+
+  /** Deletes ended jobs by id (retention); returns how many went. */
+  async deleteEnded(ids: string[]): Promise<number> {
+    const deleted = await this.pool.query('DELETE FROM jobs WHERE id = ANY($1) AND status = ANY($2)', [
+      ids,
+      [...FINAL_STATUSES],
+    ]);
+    return deleted.rowCount ?? 0;
+  }
+
+  /**
+   * queued|running|input_required → running (a parked run wakes up to look again); returns undefined
+   * when the job already ended (e.g. cancelled).
+   */
   async markRunning(id: string): Promise<JobRecord | undefined> {
     const result = await this.pool.query<JobRecord>(
       `UPDATE jobs SET status = 'running', started_at = coalesce(started_at, now())
-       WHERE id = $1 AND status IN ('queued', 'running') RETURNING ${JOB_COLUMNS}`,
+       WHERE id = $1 AND status IN ('queued', 'running', 'input_required') RETURNING ${JOB_COLUMNS}`,
       [id],
     );
     return result.rows[0];
   }
 
   /** Ends a job that has not ended yet; false when it already had (a cancel won the race). */
-  async finish(
-    id: string,
-    status: 'succeeded' | 'failed',
-    result: unknown,
-    error?: string,
-  ): Promise<boolean> {
+  async finish(id: string, status: EndStatus, result: unknown, error?: string): Promise<boolean> {
     const updated = await this.pool.query(
       `UPDATE jobs SET status = $2, result = $3, error = $4, finished_at = now()
-       WHERE id = $1 AND status IN ('queued', 'running')`,
+       WHERE id = $1 AND status IN ('queued', 'running', 'input_required')`,
       [id, status, result === undefined ? null : jsonb(result), error ?? null],
     );
     return (updated.rowCount ?? 0) > 0;
@@ -161,7 +234,7 @@ export class JobStore {
   async cancel(id: string): Promise<boolean> {
     const updated = await this.pool.query(
       `UPDATE jobs SET status = 'cancelled', finished_at = now(), error = 'cancelled by request'
-       WHERE id = $1 AND status IN ('queued', 'running')`,
+       WHERE id = $1 AND status IN ('queued', 'running', 'input_required')`,
       [id],
     );
     return (updated.rowCount ?? 0) > 0;
@@ -184,13 +257,21 @@ export class JobStore {
     return row ? toolCallRecord(row) : undefined;
   }
 
-  /** Records that a call is being dispatched; a re-run of the same call keeps the first record. */
+  /**
+   * Records that a call is being dispatched; a re-run of the same call keeps the first record. With an
+   * event, the event is stored by the same statement (one round trip, and never one without the other).
+   */
   async recordDispatch(
     call: Omit<ToolCallRecord, 'status' | 'outcome' | 'dispatchedAt' | 'finishedAt'>,
+    event?: StoredEventInput,
   ): Promise<void> {
     await this.pool.query(
-      `INSERT INTO tool_calls (job_id, tool_call_id, position, model_tool, server, tool, arguments, status)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, 'dispatched') ON CONFLICT (job_id, tool_call_id) DO NOTHING`,
+      withEvent(
+        `INSERT INTO tool_calls (job_id, tool_call_id, position, model_tool, server, tool, arguments, status)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, 'dispatched') ON CONFLICT (job_id, tool_call_id) DO NOTHING`,
+        8,
+        event,
+      ),
       [
         call.jobId,
         call.toolCallId,
@@ -199,16 +280,29 @@ export class JobStore {
         call.server,
         call.tool,
         jsonb(call.arguments),
+        ...eventParams(event),
       ],
     );
   }
 
-  /** Stores a call's one outcome, in its stored form (no second copy of a result's text); the first wins. */
-  async recordOutcome(jobId: string, toolCallId: string, outcome: ToolCallOutcome): Promise<void> {
+  /**
+   * Stores a call's one outcome, in its stored form (no second copy of a result's text); the first wins.
+   * With an event, as recordDispatch.
+   */
+  async recordOutcome(
+    jobId: string,
+    toolCallId: string,
+    outcome: ToolCallOutcome,
+    event?: StoredEventInput,
+  ): Promise<void> {
     await this.pool.query(
-      `UPDATE tool_calls SET status = $3, outcome = $4, finished_at = now()
-       WHERE job_id = $1 AND tool_call_id = $2 AND outcome IS NULL`,
-      [jobId, toolCallId, outcome.status, jsonb(storedOutcome(outcome))],
+      withEvent(
+        `UPDATE tool_calls SET status = $3, outcome = $4, finished_at = now()
+         WHERE job_id = $1 AND tool_call_id = $2 AND outcome IS NULL`,
+        5,
+        event,
+      ),
+      [jobId, toolCallId, outcome.status, jsonb(storedOutcome(outcome)), ...eventParams(event)],
     );
   }
 
@@ -220,11 +314,38 @@ export class JobStore {
     return Number(result.rows[0]?.id);
   }
 
+  /** At most EVENT_PAGE_SIZE events: a shorter page is everything stored so far. */
   async eventsAfter(jobId: string, afterId: number): Promise<JobEventRecord[]> {
     const result = await this.pool.query<JobEventRecord & { id: string }>(
-      `SELECT id, job_id AS "jobId", type, data, at FROM job_events WHERE job_id = $1 AND id > $2 ORDER BY id LIMIT 1000`,
+      `SELECT id, job_id AS "jobId", type, data, at FROM job_events WHERE job_id = $1 AND id > $2 ORDER BY id LIMIT ${EVENT_PAGE_SIZE}`,
       [jobId, afterId],
     );
     return result.rows.map((row) => ({ ...row, id: Number(row.id) }));
   }
+
+  /** The id of the job's newest stored event, 0 when it has none. */
+  async newestEventId(jobId: string): Promise<number> {
+    const result = await this.pool.query<{ newest: string }>(
+      'SELECT coalesce(max(id), 0) AS newest FROM job_events WHERE job_id = $1',
+      [jobId],
+    );
+    return Number(result.rows[0]?.newest ?? 0);
+  }
+}
+
+/** An event stored together with another write: its job is that write's job ($1). */
+export interface StoredEventInput {
+  type: string;
+  data: Record<string, unknown>;
+}
+
+/** `statement` with the event's insert in the same statement; `next` is the event's first parameter. */
+function withEvent(statement: string, next: number, event: StoredEventInput | undefined): string {
+  if (!event) return statement;
+  return `WITH recorded AS (${statement})
+    INSERT INTO job_events (job_id, type, data) VALUES ($1, $${next}, $${next + 1})`;
+}
+
+function eventParams(event: StoredEventInput | undefined): unknown[] {
+  return event ? [event.type, jsonb(event.data)] : [];
 }

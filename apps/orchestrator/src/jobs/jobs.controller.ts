@@ -1,45 +1,46 @@
 import {
   Body,
   Controller,
+  Delete,
   Get,
   Headers,
   HttpCode,
-  HttpException,
-  HttpStatus,
   Inject,
   Param,
   Post,
+  Query,
   Req,
   Res,
   UseGuards,
 } from '@nestjs/common';
-import { ApiBearerAuth, ApiBody, ApiHeader, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { SwitchyardConfig } from '@switchyard/contracts';
 import type { Request, Response } from 'express';
 import { z } from 'zod';
 import { ApiKeyGuard, CurrentTeam } from '../auth/api-key.guard.ts';
 import type { Team } from '../auth/teams.service.ts';
 import { WithoutDependencyTimeout } from '../http/dependency-timeout.interceptor.ts';
+import { ProblemException } from '../http/problem.ts';
 import { ZodValidationPipe } from '../http/zod-validation.pipe.ts';
 import { DependencyHealth } from '../runtime/dependency-health.ts';
 import type { Logger } from '../runtime/logger.ts';
 import { CONFIG, LOGGER } from '../runtime/tokens.ts';
+import { refuseLongDeadline } from './deadline-cap.ts';
 import { EventStreamSlots } from './event-stream-slots.ts';
 import { streamJobEvents } from './job-event-stream.ts';
 import { JobEvents } from './job-events.ts';
-import { type JobRequest, JobRequestSchema } from './job-request.ts';
+import { parseListQuery } from './job-list-query.ts';
+import { JobIdSchema, type JobRequest, JobRequestSchema } from './job-request.ts';
 import { JobStore } from './job-store.ts';
 import { JobsService } from './jobs.service.ts';
 
-const JobIdSchema = z.string().regex(/^job_[0-9a-f-]{36}$/, 'not a job id');
-const IdempotencyKeySchema = z.string().min(1).max(200).optional();
+export const IdempotencyKeySchema = z.string().min(1).max(200).optional();
 
-@ApiTags('jobs')
-@ApiBearerAuth()
+/** The jobs API; its OpenAPI description (http/openapi-document.ts) uses the same schemas. */
 @UseGuards(ApiKeyGuard)
 @Controller('v1/jobs')
 export class JobsController {
   private readonly streamSlots: EventStreamSlots;
+  private readonly maxDeadlineMs: number;
 
   constructor(
     @Inject(JobsService) private readonly jobs: JobsService,
@@ -50,24 +51,25 @@ export class JobsController {
     @Inject(LOGGER) private readonly log: Logger,
   ) {
     this.streamSlots = new EventStreamSlots(config.orchestrator.maxEventStreamsPerTeam);
+    this.maxDeadlineMs = config.orchestrator.maxDeadlineMs;
+  }
+
+  @Get()
+  async list(@CurrentTeam() team: Team, @Query() query: Record<string, unknown>) {
+    return this.jobs.list(team, parseListQuery(query));
   }
 
   @Post()
-  @ApiBody({ schema: z.toJSONSchema(JobRequestSchema, { io: 'input', unrepresentable: 'any' }) as object })
-  @ApiHeader({ name: 'Idempotency-Key', required: false, description: 'Same key, same team: the same job' })
-  @ApiResponse({ status: 201, description: 'The job, queued' })
-  @ApiResponse({ status: 200, description: 'The job submitted earlier with this Idempotency-Key' })
-  @ApiResponse({ status: 429, description: "The team's maxConcurrentJobs are running; see Retry-After" })
-  @ApiResponse({ status: 503, description: 'PostgreSQL or Redis is unavailable; see Retry-After' })
   async submit(
     @CurrentTeam() team: Team,
-    @Body(new ZodValidationPipe(JobRequestSchema, 'job request')) body: JobRequest,
+    @Body(new ZodValidationPipe(JobRequestSchema, 'job request', { body: true })) body: JobRequest,
     @Headers('idempotency-key') idempotencyKey: string | undefined,
     @Res({ passthrough: true }) response: Response,
   ) {
     const key = new ZodValidationPipe(IdempotencyKeySchema, 'Idempotency-Key header').transform(
       idempotencyKey,
     );
+    refuseLongDeadline(body, this.maxDeadlineMs);
     // Checked first, so that an outage refuses the job before it is half created (stored, not queued).
     await this.dependencies.require(['postgres', 'redis']);
     const { view, created } = await this.jobs.submit(team, body, key);
@@ -76,8 +78,6 @@ export class JobsController {
   }
 
   @Get(':id')
-  @ApiResponse({ status: 200, description: 'The job, its result and every tool call with its outcome' })
-  @ApiResponse({ status: 404, description: 'No such job for this team' })
   async get(
     @CurrentTeam() team: Team,
     @Param('id', new ZodValidationPipe(JobIdSchema, 'job id')) id: string,
@@ -87,11 +87,6 @@ export class JobsController {
 
   @Get(':id/events')
   @WithoutDependencyTimeout()
-  @ApiResponse({ status: 429, description: "The team's maxEventStreamsPerTeam streams are open" })
-  @ApiResponse({
-    status: 200,
-    description: 'Server-sent events: status, step, tool_call.dispatched, tool_call.finished',
-  })
   async stream(
     @CurrentTeam() team: Team,
     @Param('id', new ZodValidationPipe(JobIdSchema, 'job id')) id: string,
@@ -102,9 +97,9 @@ export class JobsController {
     await this.jobs.owned(team, id);
     const release = this.streamSlots.take(team.name);
     if (!release) {
-      throw new HttpException(
+      throw new ProblemException(
+        'too-many-requests',
         `team ${team.name} already has orchestrator.maxEventStreamsPerTeam event streams open here; close one or try again later`,
-        HttpStatus.TOO_MANY_REQUESTS,
       );
     }
     // Released when the stream ends, whichever side ends it (the handler returns before that).
@@ -117,12 +112,20 @@ export class JobsController {
 
   @Post(':id/cancel')
   @HttpCode(200)
-  @ApiResponse({ status: 200, description: 'The job, cancelled' })
-  @ApiResponse({ status: 409, description: 'The job had already ended' })
   async cancel(
     @CurrentTeam() team: Team,
     @Param('id', new ZodValidationPipe(JobIdSchema, 'job id')) id: string,
   ) {
     return this.jobs.cancel(team, id);
+  }
+
+  @Delete(':id')
+  @HttpCode(204)
+  async delete(
+    @CurrentTeam() team: Team,
+    @Param('id', new ZodValidationPipe(JobIdSchema, 'job id')) id: string,
+  ): Promise<void> {
+    await this.dependencies.require(['postgres']);
+    await this.jobs.delete(team, id);
   }
 }

@@ -1,16 +1,20 @@
 import { Module } from '@nestjs/common';
 import { AuthModule } from '../auth/auth.module.ts';
+import { CatalogModule } from '../catalog/catalog.module.ts';
 import { CheckpointModule } from '../checkpoints/checkpoint.module.ts';
 import { AgentRunQueue } from './agent-run-queue.ts';
+import { InputStore } from './input-store.ts';
+import { JobDeletion } from './job-deletion.ts';
 import { JobEvents } from './job-events.ts';
+import { JobRetention } from './job-retention.ts';
 import { JobStore } from './job-store.ts';
 import { JobsController } from './jobs.controller.ts';
 import { JobsService } from './jobs.service.ts';
 
 @Module({
-  imports: [AuthModule, CheckpointModule],
+  imports: [AuthModule, CatalogModule, CheckpointModule],
   controllers: [JobsController],
-  providers: [JobStore, JobEvents, AgentRunQueue, JobsService],
-  exports: [JobStore, JobEvents, AgentRunQueue],
+  providers: [JobStore, InputStore, JobEvents, AgentRunQueue, JobsService, JobDeletion, JobRetention],
+  exports: [JobStore, InputStore, JobEvents, AgentRunQueue, JobsService],
 })
 export class JobsModule {}

@@ -1,30 +1,29 @@
 import { randomUUID } from 'node:crypto';
-import {
-  BadRequestException,
-  ConflictException,
-  HttpException,
-  HttpStatus,
-  Inject,
-  Injectable,
-  NotFoundException,
-  ServiceUnavailableException,
-} from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
+import type { z } from 'zod';
 import type { Team } from '../auth/teams.service.ts';
-import { type TranscriptMessage, TranscriptReader } from '../checkpoints/transcript-reader.ts';
+import { ModelToolCatalog } from '../catalog/model-tool-catalog.ts';
+import { unknownTools } from '../catalog/unknown-tools.ts';
+import { TranscriptReader } from '../checkpoints/transcript-reader.ts';
+import { ProblemException } from '../http/problem.ts';
 import { OrchestratorMetrics } from '../metrics/orchestrator-metrics.ts';
 import { createChatModel, defaultModelSpecFromEnv, ModelConfigError } from '../models/index.ts';
 import type { Logger } from '../runtime/logger.ts';
 import type { OrchestratorEnv } from '../runtime/orchestrator-env.ts';
 import { ENV, LOGGER } from '../runtime/tokens.ts';
 import { AgentRunQueue } from './agent-run-queue.ts';
+import { InputStore } from './input-store.ts';
+import { JobDeletion } from './job-deletion.ts';
 import { JobEvents } from './job-events.ts';
+import { encodeCursor, type JobListFilter, type JobListSchema } from './job-list-query.ts';
 import { FINAL_STATUSES, type JobRequest } from './job-request.ts';
 import { ConcurrencyLimitError, type JobRecord, JobStore } from './job-store.ts';
-import { jobView } from './job-view.ts';
+import { type JobView, jobSummary, jobView } from './job-view.ts';
+import { requestDigest } from './request-digest.ts';
 import { jobTraceContext } from './trace-context.ts';
 
 /** A job as the API returns it; agent jobs add their conversation. */
-export type JobResponse = ReturnType<typeof jobView> & { messages?: TranscriptMessage[] };
+export type JobResponse = JobView;
 
 /** Submitting, reading and cancelling jobs on behalf of a team. */
 @Injectable()
@@ -34,9 +33,12 @@ export class JobsService {
     @Inject(JobEvents) private readonly events: JobEvents,
     @Inject(AgentRunQueue) private readonly runs: AgentRunQueue,
     @Inject(TranscriptReader) private readonly transcripts: TranscriptReader,
+    @Inject(ModelToolCatalog) private readonly catalog: ModelToolCatalog,
+    @Inject(JobDeletion) private readonly deletion: JobDeletion,
     @Inject(OrchestratorMetrics) private readonly metrics: OrchestratorMetrics,
     @Inject(ENV) private readonly env: OrchestratorEnv,
     @Inject(LOGGER) private readonly log: Logger,
+    @Inject(InputStore) private readonly inputs: InputStore,
   ) {}
 
   async submit(
@@ -44,7 +46,17 @@ export class JobsService {
     request: JobRequest,
     idempotencyKey?: string,
   ): Promise<{ view: JobResponse; created: boolean }> {
+    if (request.webhook && !team.config.webhookSecret) {
+      throw new ProblemException(
+        'validation-failed',
+        `webhook: team ${team.name} has no webhookSecret to sign it with (teams.${team.name}.webhookSecret)`,
+        { errors: [{ path: 'webhook', message: `team ${team.name} has no webhookSecret` }] },
+      );
+    }
+    // Digest of what the client sent, before the deployment's default model is filled in.
+    const digest = requestDigest(request);
     const resolved = this.withModel(request);
+    await this.refuseUnknownTools(team, resolved);
     const trace = jobTraceContext();
     let outcome: { job: JobRecord; created: boolean };
     try {
@@ -57,15 +69,28 @@ export class JobsService {
           traceId: trace.traceId,
           traceparent: trace.traceparent,
           idempotencyKey: idempotencyKey ?? null,
+          requestDigest: digest,
         },
         team.config.maxConcurrentJobs,
       );
     } catch (error) {
-      if (error instanceof ConcurrencyLimitError)
-        throw new HttpException(error.message, HttpStatus.TOO_MANY_REQUESTS);
+      if (error instanceof ConcurrencyLimitError) {
+        this.metrics.quotaRejected(team.name, 'maxConcurrentJobs');
+        throw new ProblemException('too-many-requests', error.message);
+      }
       throw error;
     }
     const { job, created } = outcome;
+    // The IETF Idempotency-Key draft: the same key with another request is the client's mistake.
+    if (!created && job.requestDigest !== null && job.requestDigest !== digest) {
+      throw new ProblemException(
+        'idempotency-key-reused',
+        `Idempotency-Key ${idempotencyKey} was used for job ${job.id} with a different request body; use a new key for a new job`,
+        { jobId: job.id },
+      );
+    }
+    // Announced before its run is queued: a run that starts at once must not announce `running` first.
+    if (created) await this.events.publish(job.id, 'status', { status: 'queued' });
     if (created || job.status === 'queued') {
       // Also on a replay: a job whose first enqueue was lost gets its run now (BullMQ dedupes by id).
       try {
@@ -73,12 +98,11 @@ export class JobsService {
       } catch (error) {
         this.log.error({ job_id: job.id, trace_id: job.traceId, err: error }, 'could not enqueue agent run');
         await this.store.finish(job.id, 'failed', undefined, 'could not be queued: Redis unavailable');
-        throw new ServiceUnavailableException('the job could not be queued; try again');
+        throw new ProblemException('dependency-unavailable', 'the job could not be queued; try again');
       }
     }
     if (created) {
-      this.metrics.jobSubmitted(job.kind);
-      await this.events.publish(job.id, 'status', { status: 'queued' });
+      this.metrics.jobSubmitted(job.kind, team.name);
       this.log.info(
         { job_id: job.id, trace_id: job.traceId, team: team.name, kind: job.kind },
         'job submitted',
@@ -93,15 +117,18 @@ export class JobsService {
 
   async owned(team: Team, id: string): Promise<JobRecord> {
     const job = await this.store.getForTeam(id, team.name);
-    if (!job) throw new NotFoundException(`no job ${id}`);
+    if (!job) throw new ProblemException('not-found', `no job ${id}`);
     return job;
   }
 
   async cancel(team: Team, id: string): Promise<JobResponse> {
     const job = await this.owned(team, id);
-    if (FINAL_STATUSES.has(job.status)) throw new ConflictException(`job ${id} already ${job.status}`);
+    if (FINAL_STATUSES.has(job.status))
+      throw new ProblemException('conflict', `job ${id} already ${job.status}`, { jobStatus: job.status });
     if (await this.store.cancel(id)) {
+      // A parked run waits as a delayed job: removed here; what it waited for a person on is moot.
       await this.runs.removeIfWaiting(id);
+      await this.inputs.expireAll(id);
       await this.events.publish(id, 'status', { status: 'cancelled' });
       // The replica running it (maybe another one) stops the run and drops its queued tool calls.
       await this.events.announceCancel(id);
@@ -110,12 +137,55 @@ export class JobsService {
     return this.get(team, id);
   }
 
+  /** One page of the team's jobs, newest first; `nextCursor` is null on the last page. */
+  async list(team: Team, filter: JobListFilter): Promise<z.output<typeof JobListSchema>> {
+    const rows = await this.store.list(team.name, filter);
+    const page = rows.slice(0, filter.limit);
+    const last = page.at(-1);
+    return {
+      jobs: page.map((job) => jobSummary(job, this.env.jaegerUiUrl)),
+      nextCursor:
+        rows.length > filter.limit && last ? encodeCursor({ createdAt: last.cursorAt, id: last.id }) : null,
+    };
+  }
+
+  /** Deletes an ended job and everything kept of it; a job still queued or running must be cancelled first. */
+  async delete(team: Team, id: string): Promise<void> {
+    const result = await this.deletion.deleteOne(id, team.name);
+    if (result === undefined) throw new ProblemException('not-found', `no job ${id}`);
+    if (result !== 'deleted')
+      throw new ProblemException(
+        'conflict',
+        `job ${id} is ${result}; cancel it (POST /v1/jobs/${id}/cancel) before deleting it`,
+        { jobStatus: result },
+      );
+    this.log.info({ job_id: id, team: team.name }, 'job deleted');
+  }
+
   private async view(job: JobRecord): Promise<JobResponse> {
-    const [toolCalls, messages] = await Promise.all([
+    const [toolCalls, messages, inputs] = await Promise.all([
       this.store.toolCalls(job.id),
       job.kind === 'agent' ? this.transcripts.read(job.id) : undefined,
+      this.inputs.forJob(job.id),
     ]);
-    return { ...jobView(job, toolCalls, this.env.jaegerUiUrl), ...(messages ? { messages } : {}) };
+    return jobView(job, toolCalls, messages, this.env.jaegerUiUrl, inputs);
+  }
+
+  /** A batch naming a tool this team cannot call is refused whole, with the closest names it can. */
+  private async refuseUnknownTools(team: Team, request: JobRequest): Promise<void> {
+    if (request.kind !== 'batch') return;
+    const unknown = await unknownTools(
+      this.catalog,
+      request.calls.map((call) => call.tool),
+      [team.config.tools],
+    );
+    if (unknown.length === 0) return;
+    const described = unknown.map(({ name, suggestions }) =>
+      suggestions.length > 0 ? `${name} (did you mean ${suggestions.join(' or ')}?)` : name,
+    );
+    throw new ProblemException('unknown-tools', `unknown tool(s): ${described.join('; ')}`, {
+      unknownTools: unknown,
+    });
   }
 
   /** An agent job without a model gets the deployment's default; a model that cannot be built is a 400. */
@@ -123,14 +193,18 @@ export class JobsService {
     if (request.kind !== 'agent') return request;
     const model = request.model ?? defaultModelSpecFromEnv();
     if (!model) {
-      throw new BadRequestException(
+      throw new ProblemException(
+        'validation-failed',
         'model: required (this deployment has no default model; set SWITCHYARD_MODEL_PROVIDER and SWITCHYARD_MODEL_NAME)',
       );
     }
     try {
       createChatModel(model);
     } catch (error) {
-      if (error instanceof ModelConfigError) throw new BadRequestException(`model: ${error.message}`);
+      if (error instanceof ModelConfigError)
+        throw new ProblemException('validation-failed', `model: ${error.message}`, {
+          errors: [{ path: 'model', message: error.message }],
+        });
       throw error;
     }
     return { ...request, model };

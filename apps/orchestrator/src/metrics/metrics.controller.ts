@@ -1,9 +1,7 @@
 import { Controller, Get, Header, Inject } from '@nestjs/common';
-import { ApiExcludeController } from '@nestjs/swagger';
 import { OrchestratorMetrics } from './orchestrator-metrics.ts';
 
 /** Prometheus scrape endpoint (unauthenticated, like /health: keep it inside the cluster). */
-@ApiExcludeController()
 @Controller('metrics')
 export class MetricsController {
   constructor(@Inject(OrchestratorMetrics) private readonly metrics: OrchestratorMetrics) {}

@@ -8,18 +8,22 @@ const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10
 @Injectable()
 export class OrchestratorMetrics {
   readonly registry = new Registry();
-  private readonly outcomes: Counter<'server' | 'status'>;
+  private readonly outcomes: Counter<'server' | 'status' | 'team'>;
   private readonly callSeconds: Histogram<'server' | 'status'>;
   private readonly queueSeconds: Histogram<'server'>;
-  private readonly runs: Counter<'kind' | 'status'>;
-  private readonly submitted: Counter<'kind'>;
+  private readonly runs: Counter<'kind' | 'status' | 'team'>;
+  private readonly submitted: Counter<'kind' | 'team'>;
+  private readonly quotaRejections: Counter<'team' | 'quota'>;
+  private readonly quotaDelays: Counter<'team'>;
+  private readonly webhookDeliveries: Counter<'team' | 'event' | 'result'>;
 
   constructor() {
     collectDefaultMetrics({ register: this.registry, prefix: 'switchyard_orchestrator_' });
     this.outcomes = new Counter({
       name: 'switchyard_tool_call_outcomes_total',
       help: 'Tool calls of agent and batch jobs, by the outcome they ended with',
-      labelNames: ['server', 'status'],
+      // Teams come from the config, so the label's values are bounded.
+      labelNames: ['server', 'status', 'team'],
       registers: [this.registry],
     });
     this.callSeconds = new Histogram({
@@ -39,13 +43,31 @@ export class OrchestratorMetrics {
     this.runs = new Counter({
       name: 'switchyard_agent_runs_total',
       help: 'Job runs that ended, by kind and final status',
-      labelNames: ['kind', 'status'],
+      labelNames: ['kind', 'status', 'team'],
       registers: [this.registry],
     });
     this.submitted = new Counter({
       name: 'switchyard_jobs_submitted_total',
       help: 'Jobs accepted by POST /v1/jobs',
-      labelNames: ['kind'],
+      labelNames: ['kind', 'team'],
+      registers: [this.registry],
+    });
+    this.quotaRejections = new Counter({
+      name: 'switchyard_quota_rejections_total',
+      help: 'Job submissions refused with 429 because the team was at a quota (e.g. maxConcurrentJobs)',
+      labelNames: ['team', 'quota'],
+      registers: [this.registry],
+    });
+    this.quotaDelays = new Counter({
+      name: 'switchyard_quota_delayed_calls_total',
+      help: 'Tool calls queued with a delay because the team was past its callsPerMinute',
+      labelNames: ['team'],
+      registers: [this.registry],
+    });
+    this.webhookDeliveries = new Counter({
+      name: 'switchyard_webhook_deliveries_total',
+      help: 'Webhook delivery attempts: delivered, retrying (failed, tried again) or failed (for good)',
+      labelNames: ['team', 'event', 'result'],
       registers: [this.registry],
     });
   }
@@ -69,18 +91,30 @@ export class OrchestratorMetrics {
     });
   }
 
-  toolCall(outcome: ToolCallOutcome): void {
+  toolCall(outcome: ToolCallOutcome, team: string): void {
     const server = outcome.server || 'unknown';
-    this.outcomes.inc({ server, status: outcome.status });
+    this.outcomes.inc({ server, status: outcome.status, team });
     if (outcome.runMs > 0) this.callSeconds.observe({ server, status: outcome.status }, outcome.runMs / 1000);
     if (outcome.attempts > 0) this.queueSeconds.observe({ server }, outcome.queuedMs / 1000);
   }
 
-  runEnded(kind: string, status: string): void {
-    this.runs.inc({ kind, status });
+  runEnded(kind: string, status: string, team: string): void {
+    this.runs.inc({ kind, status, team });
   }
 
-  jobSubmitted(kind: string): void {
-    this.submitted.inc({ kind });
+  jobSubmitted(kind: string, team: string): void {
+    this.submitted.inc({ kind, team });
+  }
+
+  quotaRejected(team: string, quota: string): void {
+    this.quotaRejections.inc({ team, quota });
+  }
+
+  callDelayed(team: string): void {
+    this.quotaDelays.inc({ team });
+  }
+
+  webhookDelivery(team: string, event: string, result: 'delivered' | 'retrying' | 'failed'): void {
+    this.webhookDeliveries.inc({ team, event, result });
   }
 }

@@ -14,7 +14,14 @@ import { MIGRATIONS } from './migrations/index.ts';
  * itself once PostgreSQL is back. The query that was running fails and its caller decides (a 503, a
  * retried run).
  */
-export function createPool(databaseUrl: string, schema: string, log?: Logger, max = 10): pg.Pool {
+export function createPool(
+  databaseUrl: string,
+  schema: string,
+  log?: Logger,
+  max = 10,
+  /** A query not answered by then fails and its connection is dropped (pg's query_timeout). */
+  limits: { queryTimeoutMs?: number } = {},
+): pg.Pool {
   const pool = new pg.Pool({
     connectionString: databaseUrl,
     options: `-c search_path=${schema}`,
@@ -22,6 +29,7 @@ export function createPool(databaseUrl: string, schema: string, log?: Logger, ma
     application_name: `switchyard-orchestrator/${schema}`.slice(0, 63),
     max,
     connectionTimeoutMillis: 10_000,
+    ...(limits.queryTimeoutMs === undefined ? {} : { query_timeout: limits.queryTimeoutMs }),
   });
   pool.on('error', (error) =>
     log?.warn({ err: error }, 'idle PostgreSQL connection lost; it will be replaced'),

@@ -1,6 +1,5 @@
 import { Inject, Injectable, type OnApplicationShutdown, ServiceUnavailableException } from '@nestjs/common';
-import type { SwitchyardConfig } from '@switchyard/contracts';
-import type { Redis } from 'ioredis';
+import { duplicateRedis, type RedisConnection, type SwitchyardConfig } from '@switchyard/contracts';
 import type pg from 'pg';
 import { createPool } from './database.ts';
 import { DependencyTimeoutError } from './dependency-errors.ts';
@@ -13,6 +12,8 @@ export type DependencyReport = Record<Dependency, string>;
 
 /** A good answer is trusted this long, so a burst of requests costs one probe, not one each. */
 const OK_FOR_MS = 500;
+/** The longest a probe may take before it counts as failed and its connection is replaced. */
+const PROBE_LIMIT_MS = 5_000;
 
 function withTimeout<T>(work: Promise<T>, dependency: Dependency, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
@@ -31,24 +32,34 @@ function withTimeout<T>(work: Promise<T>, dependency: Dependency, ms: number): P
  *
  * The probes use connections of their own: behind the shared pool and command connection they would
  * wait for a busy replica's queries and call that an outage.
+ *
+ * At most one probe per dependency is in flight; every request that asks meanwhile waits for that one
+ * (each within its own time limit). Otherwise, while a dependency is slow, every retried request adds a
+ * probe behind the ones that already timed out, the probes' own line outgrows what the dependency
+ * answers, and the replica answers 503 long after the dependency is back. A probe's query is bounded by
+ * PROBE_LIMIT_MS on the PostgreSQL side (the stuck connection is dropped and the next probe opens a new
+ * one), so a connection that never answers cannot hold the probe forever.
  */
 @Injectable()
 export class DependencyHealth implements OnApplicationShutdown {
   private readonly okUntil: Record<Dependency, number> = { postgres: 0, redis: 0 };
+  private readonly inFlight: Partial<Record<Dependency, Promise<void>>> = {};
   private readonly timeoutMs: number;
-  private readonly redis: Redis;
+  private readonly redis: RedisConnection;
   private readonly pool: pg.Pool;
 
   constructor(
-    @Inject(REDIS) redis: Redis,
+    @Inject(REDIS) redis: RedisConnection,
     @Inject(ENV) env: OrchestratorEnv,
     @Inject(CONFIG) config: SwitchyardConfig,
     @Inject(LOGGER) log: Logger,
   ) {
     this.timeoutMs = config.orchestrator.dependencyTimeoutMs;
-    this.redis = redis.duplicate({ connectionName: `switchyard-orchestrator-${env.replicaId}-health` });
+    this.redis = duplicateRedis(redis, `switchyard-orchestrator-${env.replicaId}-health`);
     this.redis.on('error', (error) => log.debug({ err: error }, 'redis health connection error'));
-    this.pool = createPool(env.databaseUrl, env.databaseSchema, log, 1);
+    this.pool = createPool(env.databaseUrl, env.databaseSchema, log, 1, {
+      queryTimeoutMs: Math.max(PROBE_LIMIT_MS, this.timeoutMs),
+    });
   }
 
   async onApplicationShutdown(): Promise<void> {
@@ -85,13 +96,33 @@ export class DependencyHealth implements OnApplicationShutdown {
 
   private async probe(dependency: Dependency, timeoutMs = this.timeoutMs): Promise<string> {
     try {
-      const work: Promise<unknown> = dependency === 'redis' ? this.redis.ping() : this.pool.query('SELECT 1');
-      await withTimeout(work, dependency, timeoutMs);
-      this.okUntil[dependency] = Date.now() + OK_FOR_MS;
+      await withTimeout(this.ask(dependency), dependency, timeoutMs);
       return 'ok';
     } catch (error) {
-      this.okUntil[dependency] = 0;
       return error instanceof Error ? error.message : String(error);
     }
+  }
+
+  /** The probe in flight for `dependency`, or a new one. */
+  private ask(dependency: Dependency): Promise<void> {
+    const running = this.inFlight[dependency];
+    if (running) return running;
+    const work: Promise<unknown> =
+      dependency === 'redis'
+        ? withTimeout(this.redis.ping(), dependency, Math.max(PROBE_LIMIT_MS, this.timeoutMs))
+        : this.pool.query('SELECT 1');
+    const probe = work.then(
+      () => {
+        this.okUntil[dependency] = Date.now() + OK_FOR_MS;
+      },
+      (error: unknown) => {
+        this.okUntil[dependency] = 0;
+        throw error;
+      },
+    );
+    this.inFlight[dependency] = probe.finally(() => {
+      delete this.inFlight[dependency];
+    });
+    return this.inFlight[dependency];
   }
 }

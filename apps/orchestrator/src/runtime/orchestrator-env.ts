@@ -1,9 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import { ConfigError, configPathFromEnv, prefixFromEnv } from '@switchyard/contracts';
+import {
+  ConfigError,
+  configPathFromEnv,
+  prefixFromEnv,
+  type RedisTarget,
+  redisTargetFromEnv,
+} from '@switchyard/contracts';
 
 export interface OrchestratorEnv {
-  redisUrl: string;
+  redis: RedisTarget;
   databaseUrl: string;
   /** PostgreSQL schema holding jobs, tool calls, events and LangGraph checkpoints. */
   databaseSchema: string;
@@ -33,7 +39,7 @@ export function readOrchestratorEnv(env: NodeJS.ProcessEnv = process.env): Orche
     throw new ConfigError('DATABASE_SCHEMA', `must match ${SCHEMA.source}: ${databaseSchema}`);
   }
   return {
-    redisUrl: env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+    redis: redisTargetFromEnv(env),
     databaseUrl: env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
     databaseSchema,
     configPath: configPathFromEnv(env),

@@ -1,7 +1,6 @@
 import { Global, Inject, Module, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
-import type { SwitchyardConfig } from '@switchyard/contracts';
+import { connectRedis, type RedisConnection, type SwitchyardConfig } from '@switchyard/contracts';
 import { stopTracing } from '@switchyard/telemetry';
-import { Redis } from 'ioredis';
 import type pg from 'pg';
 import { createPool, migrate } from './database.ts';
 import { DependencyHealth } from './dependency-health.ts';
@@ -19,7 +18,7 @@ import { CONFIG, ENV, LOGGER, PG_POOL, REDIS } from './tokens.ts';
 export class RuntimeModule implements OnModuleInit, OnApplicationShutdown {
   constructor(
     @Inject(PG_POOL) private readonly pool: pg.Pool,
-    @Inject(REDIS) private readonly redis: Redis,
+    @Inject(REDIS) private readonly redis: RedisConnection,
     @Inject(ENV) private readonly env: OrchestratorEnv,
     @Inject(LOGGER) private readonly log: Logger,
   ) {}
@@ -34,10 +33,7 @@ export class RuntimeModule implements OnModuleInit, OnApplicationShutdown {
         {
           provide: REDIS,
           useFactory: () => {
-            const redis = new Redis(env.redisUrl, {
-              maxRetriesPerRequest: null,
-              connectionName: `switchyard-orchestrator-${env.replicaId}`,
-            });
+            const redis = connectRedis(env.redis, `switchyard-orchestrator-${env.replicaId}`);
             redis.on('error', (error) => log.warn({ err: error }, 'redis connection error'));
             return redis;
           },

@@ -11,5 +11,7 @@ startTracing(ORCHESTRATOR_SERVICE, [
     // Probes and scrapes are not worth a trace each.
     ignoreIncomingRequestHook: (request) => /^\/(health|metrics)/.test(request.url ?? ''),
   }),
-  new PgInstrumentation(),
+  // A query span is worth its cost inside a job's trace; a pool-checkout span per query is not (it
+  // doubled the spans of an agent step), and background sweeps outside any trace are not a trace each.
+  new PgInstrumentation({ ignoreConnectSpans: true, requireParentSpan: true }),
 ]);

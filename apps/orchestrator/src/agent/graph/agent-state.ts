@@ -1,4 +1,5 @@
 import { Annotation, MessagesAnnotation } from '@langchain/langgraph';
+import type { CallWait } from './call-wait.ts';
 
 const replace = <T>(_current: T, next: T) => next;
 
@@ -7,6 +8,8 @@ export const AgentState = Annotation.Root({
   ...MessagesAnnotation.spec,
   steps: Annotation<number>({ reducer: replace, default: () => 0 }),
   toolCalls: Annotation<number>({ reducer: replace, default: () => 0 }),
+  /** The calls of the current turn that wait for a person; the `wait` node interrupts on them. */
+  waits: Annotation<CallWait[]>({ reducer: replace, default: () => [] }),
 });
 
 export type AgentStateValue = typeof AgentState.State;

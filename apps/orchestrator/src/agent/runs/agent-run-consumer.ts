@@ -1,13 +1,19 @@
 import { Inject, Injectable, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
-import { AGENT_RUNS_QUEUE, type SwitchyardConfig } from '@switchyard/contracts';
+import {
+  AGENT_RUNS_QUEUE,
+  type HeldJob,
+  holdJobLock,
+  type RedisConnection,
+  type SwitchyardConfig,
+} from '@switchyard/contracts';
 import { DelayedError, type Job, Worker } from 'bullmq';
-import type { Redis } from 'ioredis';
 import type { AgentRunData } from '../../jobs/agent-run-queue.ts';
+import { InputStore } from '../../jobs/input-store.ts';
 import { isDependencyOutage } from '../../runtime/dependency-errors.ts';
 import type { Logger } from '../../runtime/logger.ts';
 import type { OrchestratorEnv } from '../../runtime/orchestrator-env.ts';
 import { CONFIG, ENV, LOGGER, REDIS } from '../../runtime/tokens.ts';
-import { JobRunner } from './job-runner.ts';
+import { JobRunner, type RunExit } from './job-runner.ts';
 import { BullRunLease } from './run-lease.ts';
 
 /**
@@ -25,13 +31,16 @@ const OUTAGE_RETRY_MS = 2_000;
 @Injectable()
 export class AgentRunConsumer implements OnApplicationBootstrap, OnModuleDestroy {
   private worker: Worker<AgentRunData> | undefined;
+  /** The runs this replica is running now, as BullMQ handed them over (for taking back a lock). */
+  private readonly held = new Map<string, HeldJob>();
 
   constructor(
     @Inject(JobRunner) private readonly runner: JobRunner,
-    @Inject(REDIS) private readonly redis: Redis,
+    @Inject(REDIS) private readonly redis: RedisConnection,
     @Inject(CONFIG) private readonly config: SwitchyardConfig,
     @Inject(ENV) private readonly env: OrchestratorEnv,
     @Inject(LOGGER) private readonly log: Logger,
+    @Inject(InputStore) private readonly inputs: InputStore,
   ) {}
 
   /** Starts consuming only once the whole app (HTTP included) is up. */
@@ -66,21 +75,60 @@ export class AgentRunConsumer implements OnApplicationBootstrap, OnModuleDestroy
     });
     this.worker.on('error', (error) => this.log.error({ err: error }, 'agent-runs worker error'));
     // A lock that could not be renewed (e.g. Redis was down past lockDurationMs) may already belong to
-    // another replica: stop the run here rather than run it twice at once.
+    // another replica: stop the run here rather than run it twice at once — unless it merely expired
+    // and nobody took the run meanwhile, which is taken back (a Redis pause is not a hand-over).
     this.worker.on('lockRenewalFailed', (jobIds) => {
       for (const jobId of jobIds) {
-        this.log.warn({ job_id: jobId }, 'lost the lock of a run; stopping it here');
-        this.worker?.cancelJob(jobId, 'lock lost');
+        void this.takeBackOrStop(jobId);
       }
     });
   }
 
+  /** Takes an expired lock of a run back if nobody took the run since; otherwise stops the run here. */
+  private async takeBackOrStop(jobId: string): Promise<void> {
+    if (await this.takeBack(jobId)) {
+      this.log.info({ job_id: jobId }, 'expired lock of a run taken back');
+      return;
+    }
+    this.log.warn({ job_id: jobId }, 'lost the lock of a run; stopping it here');
+    this.worker?.cancelJob(jobId, 'lock lost');
+  }
+
+  /** True when the run's lock is this replica's again (kept, or re-taken after it merely expired). */
+  private async takeBack(jobId: string): Promise<boolean> {
+    const job = this.held.get(jobId);
+    const worker = this.worker;
+    if (!job || !worker) return false;
+    const keys = {
+      jobKey: (id: string) => worker.toKey(id),
+      active: worker.toKey('active'),
+      stalled: worker.toKey('stalled'),
+    };
+    return holdJobLock(this.redis, keys, job, this.config.orchestrator.lockDurationMs).catch(() => false);
+  }
+
   private async process(job: Job<AgentRunData>, token: string | undefined, signal?: AbortSignal) {
-    const lease = new BullRunLease(job, token, this.config.orchestrator.lockDurationMs, signal, (error) =>
-      this.log.warn({ job_id: job.id, err: error }, 'could not confirm the lock of a run'),
+    const id = String(job.id);
+    if (token) this.held.set(id, { id, attemptsStarted: job.attemptsStarted, token });
+    const lease = new BullRunLease(
+      job,
+      token,
+      this.config.orchestrator.lockDurationMs,
+      signal,
+      (error) => this.log.warn({ job_id: job.id, err: error }, 'could not confirm the lock of a run'),
+      () => this.takeBack(id),
     );
     try {
-      await this.runner.run(job.data.jobId, this.env.replicaId, lease);
+      await this.runHeld(job, token, lease);
+    } finally {
+      this.held.delete(id);
+    }
+  }
+
+  private async runHeld(job: Job<AgentRunData>, token: string | undefined, lease: BullRunLease) {
+    let exit: RunExit;
+    try {
+      exit = await this.runner.run(job.data.jobId, this.env.replicaId, lease);
     } catch (error) {
       // A lost lease is a hand-over: the run is no longer ours to put back.
       if (lease.signal.aborted || !token || !isDependencyOutage(error)) throw error;
@@ -91,6 +139,28 @@ export class AgentRunConsumer implements OnApplicationBootstrap, OnModuleDestroy
       await job.moveToDelayed(Date.now() + OUTAGE_RETRY_MS, token);
       throw new DelayedError();
     }
+    if (exit.parked && token) await this.park(job, token, exit);
+  }
+
+  /**
+   * A run waiting for a person gives its lock and slot back: its job waits delayed until the earliest
+   * expiry (or the deadline), and an answer promotes it (InputsService). The delay is set before the
+   * job is marked `input_required`, so an answer that sees the mark always finds a delayed job to
+   * promote; an answer that came in between finds the job `running` and is seen here instead.
+   */
+  private async park(
+    job: Job<AgentRunData>,
+    token: string,
+    exit: Extract<RunExit, { parked: true }>,
+  ): Promise<never> {
+    await job.moveToDelayed(Math.max(Date.now() + 1, exit.wakeAt), token);
+    if (await this.inputs.park(job.data.jobId)) {
+      await this.runner.announceParked(job.data.jobId, exit);
+    } else {
+      this.log.info({ job_id: job.data.jobId }, 'answered while parking; the run resumes at once');
+      await job.promote();
+    }
+    throw new DelayedError();
   }
 
   async onModuleDestroy(): Promise<void> {

@@ -1,5 +1,5 @@
 import type { AIMessage } from '@langchain/core/messages';
-import type { BaseCheckpointSaver } from '@langchain/langgraph';
+import { type BaseCheckpointSaver, Command } from '@langchain/langgraph';
 import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
 import { contextFrom, type SwitchyardConfig, type ToolCallOutcome } from '@switchyard/contracts';
 import { ATTR } from '@switchyard/telemetry';
@@ -7,9 +7,10 @@ import pLimit from 'p-limit';
 import { TeamsService } from '../../auth/teams.service.ts';
 import { ModelToolCatalog, type ToolFilter } from '../../catalog/model-tool-catalog.ts';
 import { CHECKPOINTER } from '../../checkpoints/checkpointer.ts';
-import { ToolCallDispatcher } from '../../dispatch/tool-call-dispatcher.ts';
+import { JOB_CANCELLED, ToolCallDispatcher } from '../../dispatch/tool-call-dispatcher.ts';
+import { InputStore } from '../../jobs/input-store.ts';
 import { JobEvents } from '../../jobs/job-events.ts';
-import type { AgentJobRequest, BatchJobRequest } from '../../jobs/job-request.ts';
+import type { AgentJobRequest, BatchJobRequest, EndStatus } from '../../jobs/job-request.ts';
 import { type JobRecord, JobStore } from '../../jobs/job-store.ts';
 import { OrchestratorMetrics } from '../../metrics/orchestrator-metrics.ts';
 import { createChatModel } from '../../models/index.ts';
@@ -18,6 +19,7 @@ import type { Logger } from '../../runtime/logger.ts';
 import { CONFIG, LOGGER } from '../../runtime/tokens.ts';
 import { inSpan } from '../../telemetry/spans.ts';
 import { buildAgentGraph } from '../graph/agent-graph.ts';
+import type { CallWait } from '../graph/call-wait.ts';
 import { initialMessages } from '../graph/initial-messages.ts';
 import { RunLimitError } from '../graph/run-limit-error.ts';
 import { toFunctionTools } from '../graph/tool-definitions.ts';
@@ -31,6 +33,21 @@ import { LeaseLostError, type RunLease, raceSignal, UNCONTESTED_LEASE } from './
 
 /** Tool calls of one batch in flight at once: enough to keep every server's queue busy. */
 const BATCH_IN_FLIGHT = 200;
+
+/**
+ * How a run left this replica: ended (or handed over), or parked waiting for a person until `wakeAt`
+ * (the earliest expiry of what it waits for, never past the deadline). A parked run holds no lock,
+ * no slot and no memory: the consumer puts its BullMQ job back as delayed until then, and an answer
+ * promotes it at once (docs/semantics.md §14).
+ */
+export type RunExit = { parked: false } | { parked: true; wakeAt: number; waits: CallWait[] };
+
+/** The parked run stops its graph here: thrown through runAgent, caught in runJob. */
+class RunParked extends Error {
+  constructor(readonly waits: CallWait[]) {
+    super('the run waits for a person');
+  }
+}
 
 /**
  * Runs one job to its end on this replica. It may be the second replica to run it (the first died):
@@ -53,6 +70,7 @@ export class JobRunner implements OnModuleInit {
     @Inject(CHECKPOINTER) private readonly checkpointer: BaseCheckpointSaver,
     @Inject(CONFIG) private readonly config: SwitchyardConfig,
     @Inject(OrchestratorMetrics) private readonly metrics: OrchestratorMetrics,
+    @Inject(InputStore) private readonly inputs: InputStore,
     @Inject(LOGGER) private readonly log: Logger,
   ) {}
 
@@ -70,12 +88,16 @@ export class JobRunner implements OnModuleInit {
   }
 
   /** `lease` is this replica's hold on the run; a run lost to another replica stops without a trace. */
-  async run(jobId: string, replicaId: string, lease: RunLease = UNCONTESTED_LEASE): Promise<void> {
+  async run(jobId: string, replicaId: string, lease: RunLease = UNCONTESTED_LEASE): Promise<RunExit> {
     const job = await this.store.markRunning(jobId);
-    if (!job) return; // cancelled before it started, or already finished by an earlier attempt
+    if (!job) {
+      // Cancelled before it started, or already finished by an earlier attempt.
+      await this.settleCallsLeftOpen(jobId);
+      return { parked: false };
+    }
     // The run joins the trace of the request that submitted the job, whichever replica runs it.
     const agent = job.kind === 'agent';
-    await inSpan(
+    return inSpan(
       agent ? 'invoke_agent switchyard' : 'run_batch switchyard',
       {
         parent: contextFrom({ traceparent: job.traceparent }),
@@ -93,7 +115,20 @@ export class JobRunner implements OnModuleInit {
     );
   }
 
-  private async runJob(job: JobRecord, replicaId: string, lease: RunLease): Promise<void> {
+  /**
+   * A job cancelled while no replica ran it (the one running it was killed or frozen) may hold calls
+   * that run dispatched: they are settled from their queue jobs, so a queued one never starts and each
+   * gets a true outcome (docs/semantics.md §6).
+   */
+  private async settleCallsLeftOpen(jobId: string): Promise<void> {
+    const job = await this.store.get(jobId);
+    if (job?.status !== 'cancelled') return;
+    const settled = await this.executor.settleLeftOpen(job, JOB_CANCELLED);
+    if (settled > 0)
+      this.log.info({ job_id: jobId, calls: settled }, 'settled the calls a cancelled job left open');
+  }
+
+  private async runJob(job: JobRecord, replicaId: string, lease: RunLease): Promise<RunExit> {
     // trace_id and span_id come from the active span (see runtime/logger.ts).
     const log = this.log.child({ job_id: job.id, team: job.team });
     await this.events.publish(job.id, 'status', { status: 'running', replica: replicaId });
@@ -102,28 +137,56 @@ export class JobRunner implements OnModuleInit {
     const controller = new AbortController();
     const controllers = this.running.get(job.id) ?? new Set();
     this.running.set(job.id, controllers.add(controller));
-    const deadlineMs = job.request.limits?.deadlineMs ?? this.config.orchestrator.defaultLimits.deadlineMs;
+    // Gateway (`mcp`) jobs never reach the run queue: the /mcp request that made them runs them.
+    const limits = job.request.kind === 'mcp' ? undefined : job.request.limits;
+    const { defaultLimits, maxDeadlineMs } = this.config.orchestrator;
+    // Capped even for a job accepted under a larger maxDeadlineMs: every run must end before the finished
+    // calls it could look up again leave Redis (toolCalls.keepCompletedSeconds, docs/semantics.md §2).
+    const deadlineMs = Math.min(limits?.deadlineMs ?? defaultLimits.deadlineMs, maxDeadlineMs);
     const startedAt = (job.startedAt ?? new Date()).getTime();
     const deadline = AbortSignal.timeout(Math.max(1, startedAt + deadlineMs - Date.now()));
     const cancel = AbortSignal.any([controller.signal, deadline]);
+    // The reason reaches the worker, whose outcome then says which limit ended the call.
+    const deadlineReason = `the job's deadlineMs of ${deadlineMs} ms passed`;
+    if (Date.now() >= startedAt + deadlineMs) {
+      // Resumed past its deadline (its replica died or froze): what the earlier run left open is settled
+      // from the queue first, all cancels published at once, before the run ends (docs/semantics.md §6).
+      const settled = await this.executor.settleLeftOpen(job, deadlineReason);
+      if (settled > 0) log.info({ calls: settled }, 'settled the calls a run past its deadline left open');
+    }
     const context: RunContext = {
       job,
       filters: this.filtersFor(job),
       cancel,
+      cancelReason: () => (controller.signal.aborted ? JOB_CANCELLED : deadlineReason),
       lease,
       stop: AbortSignal.any([cancel, lease.signal]),
       log,
+      deadlineAt: startedAt + deadlineMs,
+      canWait: job.kind === 'agent',
     };
     try {
       const result =
         job.request.kind === 'agent'
           ? await this.runAgent(context, job.request)
-          : await this.runBatch(context, job.request);
+          : job.request.kind === 'batch'
+            ? await this.runBatch(context, job.request)
+            : undefined;
       // Only the replica holding the run ends it.
       await lease.confirm();
-      await this.end(job, 'succeeded', result);
-      log.info('run succeeded');
+      // A batch succeeded only when every call ended `ok` (docs/semantics.md §17).
+      const status =
+        result === undefined || typeof result === 'string' || allOk(result.outcomes)
+          ? 'succeeded'
+          : 'completed_with_errors';
+      await this.end(job, status, result);
+      log.info({ status }, 'run ended');
+      return { parked: false };
     } catch (error) {
+      if (error instanceof RunParked && !lease.signal.aborted && !cancel.aborted) {
+        const wakeAt = Math.min(context.deadlineAt, ...error.waits.map((wait) => wait.expiresAt));
+        return { parked: true, wakeAt, waits: error.waits };
+      }
       if (lease.signal.aborted || error instanceof LeaseLostError) {
         // Not ours to finish, fail or cancel any more: the replica holding the lock resumes the run
         // and settles every call this one left open. Nothing was recorded for those here.
@@ -132,10 +195,12 @@ export class JobRunner implements OnModuleInit {
       }
       if (controller.signal.aborted) {
         await this.dispatcher.cancel(job.id);
-        this.metrics.runEnded(job.kind, 'cancelled');
+        this.metrics.runEnded(job.kind, 'cancelled', job.team);
         log.info('run stopped: job cancelled');
       } else if (deadline.aborted) {
-        await this.dispatcher.cancel(job.id);
+        await this.dispatcher.cancel(job.id, deadlineReason);
+        // What the run waited for a person on expires with it.
+        await this.inputs.expireAll(job.id);
         await this.end(job, 'failed', undefined, `the job ran past its deadline (${deadlineMs} ms)`);
       } else if (error instanceof RunLimitError || error instanceof ModelCallError) {
         await this.end(job, 'failed', undefined, error.message);
@@ -144,10 +209,26 @@ export class JobRunner implements OnModuleInit {
         log.error({ err: error }, 'run interrupted; BullMQ will retry it');
         throw error;
       }
+      return { parked: false };
     } finally {
       controllers.delete(controller);
       if (controllers.size === 0 && this.running.get(job.id) === controllers) this.running.delete(job.id);
     }
+  }
+
+  /** Called by the consumer once the run is parked (job `input_required`, its run delayed). */
+  async announceParked(jobId: string, exit: Extract<RunExit, { parked: true }>): Promise<void> {
+    const waits = exit.waits.map(({ kind, toolCallId, server, tool }) => ({
+      kind,
+      toolCallId,
+      server,
+      tool,
+    }));
+    await this.events.publish(jobId, 'status', { status: 'input_required', waits });
+    this.log.info(
+      { job_id: jobId, waits, wake_at: new Date(exit.wakeAt).toISOString() },
+      'run parked: waiting for a person',
+    );
   }
 
   /** Called by the consumer when BullMQ gives up on a run: the job must not stay `running` forever. */
@@ -156,14 +237,9 @@ export class JobRunner implements OnModuleInit {
     if (job) await this.end(job, 'failed', undefined, `the run failed repeatedly: ${reason}`);
   }
 
-  private async end(
-    job: JobRecord,
-    status: 'succeeded' | 'failed',
-    result: unknown,
-    error?: string,
-  ): Promise<void> {
+  private async end(job: JobRecord, status: EndStatus, result: unknown, error?: string): Promise<void> {
     if (await this.store.finish(job.id, status, result, error)) {
-      this.metrics.runEnded(job.kind, status);
+      this.metrics.runEnded(job.kind, status, job.team);
       await this.events.publish(job.id, 'status', { status, ...(error ? { error } : {}) });
     }
   }
@@ -189,14 +265,17 @@ export class JobRunner implements OnModuleInit {
     const limit = pLimit(BATCH_IN_FLIGHT);
     const all = Promise.all(
       request.calls.map((call, position) =>
-        limit(() =>
-          this.executor.execute(context, {
+        limit(async () => {
+          const outcome = await this.executor.execute(context, {
             id: `call-${position + 1}`,
             name: call.tool,
             args: call.arguments,
             position,
-          }),
-        ),
+          });
+          // A batch never parks (context.canWait is false): its calls end with an outcome.
+          if (!('status' in outcome)) throw new Error(`batch call ${position + 1} tried to wait`);
+          return outcome;
+        }),
       ),
     );
     // A cancel or the deadline ends the run now, even if a call never answers; the calls already
@@ -236,14 +315,21 @@ export class JobRunner implements OnModuleInit {
         });
       },
       runTools: async (calls) =>
-        inSpan('tools', { attributes: { [ATTR.GRAPH_NODE]: 'tools', [ATTR.TOOL_CALLS]: calls.length } }, () =>
-          Promise.all(
-            calls.map(async (call) => {
-              const outcome = await this.executor.execute(context, call);
+        inSpan(
+          'tools',
+          { attributes: { [ATTR.GRAPH_NODE]: 'tools', [ATTR.TOOL_CALLS]: calls.length } },
+          async () => {
+            const settled = await Promise.all(calls.map((call) => this.executor.execute(context, call)));
+            const waits = settled.filter((entry): entry is CallWait => !('status' in entry));
+            if (waits.length > 0) return { waits };
+            return {
               // The model matches results by its own id, even when it used one id twice.
-              return toToolMessage(outcome, call.modelId, call.name);
-            }),
-          ),
+              messages: settled.map((outcome, index) => {
+                const call = calls[index] as (typeof calls)[number];
+                return toToolMessage(outcome as ToolCallOutcome, call.modelId, call.name);
+              }),
+            };
+          },
         ),
     });
     const config = {
@@ -258,7 +344,13 @@ export class JobRunner implements OnModuleInit {
     // Always invoke, also when getState shows nothing next: a node whose writes were saved before the
     // crash but whose step never completed leaves `next` empty although the graph has more to do.
     // Invoking with null input applies those writes and carries on; on a finished graph it is a no-op.
-    const final = await graph.invoke(resumed ? null : { messages: initialMessages(request) }, config);
+    // A run parked on a person resumes with LangGraph's Command: the `wait` node returns and the tools
+    // node settles the answered calls (or finds them still open and waits again).
+    let input: unknown = resumed ? null : { messages: initialMessages(request) };
+    if (snapshot.next.includes('wait')) input = new Command({ resume: { at: Date.now() } });
+    const final = await graph.invoke(input as null, config);
+    const after = await graph.getState(config);
+    if (after.next.includes('wait')) throw new RunParked((after.values.waits ?? []) as CallWait[]);
     const last = final.messages.at(-1);
     if (!last || !isAiMessage(last) || ((last as AIMessage).tool_calls?.length ?? 0) > 0) {
       throw new Error(
@@ -273,6 +365,10 @@ export class JobRunner implements OnModuleInit {
 
 function isAiMessage(message: { getType(): string }): boolean {
   return message.getType() === 'ai';
+}
+
+function allOk(counts: Record<string, number>): boolean {
+  return Object.keys(counts).every((status) => status === 'ok');
 }
 
 function countStatuses(outcomes: ToolCallOutcome[]): Record<string, number> {

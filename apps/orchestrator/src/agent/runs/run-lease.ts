@@ -20,7 +20,8 @@ export interface RunLease {
   assertHeld(): void;
   /**
    * Asks Redis whether the lock is still ours, extending it (BullMQ's own extendLock script, which
-   * succeeds only for the current token). Throws LeaseLostError when it is not.
+   * succeeds only for the current token), or takes back one that merely expired while nobody took the
+   * run. Throws LeaseLostError when it is not ours.
    */
   confirm(): Promise<void>;
   /** `work`'s result, or LeaseLostError as soon as the run is lost (the work itself goes on). */
@@ -36,9 +37,11 @@ export class BullRunLease implements RunLease {
     private readonly job: Job,
     private readonly token: string | undefined,
     private readonly lockDurationMs: number,
-    /** BullMQ's processor signal, aborted when lock renewal fails. */
+    /** BullMQ's processor signal, aborted when the lock is known lost. */
     bullSignal: AbortSignal | undefined,
     private readonly onRedisError: (error: unknown) => void = () => undefined,
+    /** Takes back a lock that merely expired, if nobody took the run since; true when held again. */
+    private readonly takeBack: () => Promise<boolean> = async () => false,
   ) {
     this.signal = bullSignal ? AbortSignal.any([this.lost.signal, bullSignal]) : this.lost.signal;
   }
@@ -60,7 +63,7 @@ export class BullRunLease implements RunLease {
       this.assertHeld();
       return;
     }
-    if (extended !== 1) this.lost.abort(new LeaseLostError(String(this.job.id)));
+    if (extended !== 1 && !(await this.takeBack())) this.lost.abort(new LeaseLostError(String(this.job.id)));
     this.assertHeld();
   }
 

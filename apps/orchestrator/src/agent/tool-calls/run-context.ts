@@ -13,9 +13,18 @@ export interface RunContext {
    * `cancelled`. Losing the run to another replica is not one of them (see `lease`).
    */
   cancel: AbortSignal;
+  /** Why `cancel` aborted, as the dispatcher passes it to workers and outcomes (only once it has). */
+  cancelReason: () => string;
   /** This replica's hold on the run; lost when another replica takes it over. */
   lease: RunLease;
   /** `cancel` or the lease lost: the run stops here either way. */
   stop: AbortSignal;
   log: Logger;
+  /** Epoch ms: the job's deadline, which no question or approval outlives. */
+  deadlineAt: number;
+  /**
+   * Agent runs park a call that waits for a person; a batch job has no run to park, so its calls end
+   * `input_required` with the question, and a call needing approval is never sent (`denied`).
+   */
+  canWait: boolean;
 }

@@ -1,13 +1,16 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { ToolCallOutcome } from '@switchyard/contracts';
+import type { Answer, ToolCallOutcome } from '@switchyard/contracts';
 import { ATTR } from '@switchyard/telemetry';
 import { ModelToolCatalog } from '../../catalog/model-tool-catalog.ts';
 import { localOutcome } from '../../dispatch/local-outcome.ts';
-import { ToolCallDispatcher } from '../../dispatch/tool-call-dispatcher.ts';
+import { ToolCallDispatcher, type ToolCallRequest } from '../../dispatch/tool-call-dispatcher.ts';
+import { InputStore } from '../../jobs/input-store.ts';
 import { JobEvents } from '../../jobs/job-events.ts';
-import { JobStore } from '../../jobs/job-store.ts';
+import { type JobRecord, JobStore, type ToolCallRecord } from '../../jobs/job-store.ts';
 import { OrchestratorMetrics } from '../../metrics/orchestrator-metrics.ts';
 import { inSpan } from '../../telemetry/spans.ts';
+import type { CallWait } from '../graph/call-wait.ts';
+import { ApprovalGate } from './approval-gate.ts';
 import type { RunContext } from './run-context.ts';
 
 export interface RequestedToolCall {
@@ -22,7 +25,8 @@ export interface RequestedToolCall {
  * Runs one tool call of a job through the fleet and records it (docs/architecture.md §3, step 3). A call that already
  * has an outcome — the run was resumed or re-run after a crash — is answered from the record and never
  * dispatched again; one that was dispatched but not settled is re-dispatched under the same
- * deterministic job id, which finds the existing queue job instead of adding a second.
+ * deterministic job id, which finds the existing queue job instead of adding a second — or, once the
+ * job is cancelled or past its deadline, settled from that queue job without starting it.
  */
 @Injectable()
 export class ToolCallExecutor {
@@ -32,9 +36,12 @@ export class ToolCallExecutor {
     @Inject(ModelToolCatalog) private readonly catalog: ModelToolCatalog,
     @Inject(ToolCallDispatcher) private readonly dispatcher: ToolCallDispatcher,
     @Inject(OrchestratorMetrics) private readonly metrics: OrchestratorMetrics,
+    @Inject(ApprovalGate) private readonly approvals: ApprovalGate,
+    @Inject(InputStore) private readonly inputs: InputStore,
   ) {}
 
-  execute(context: RunContext, call: RequestedToolCall): Promise<ToolCallOutcome> {
+  /** The call's one outcome, or — in an agent run — what it waits for a person on. */
+  execute(context: RunContext, call: RequestedToolCall): Promise<ToolCallOutcome | CallWait> {
     return inSpan(
       `execute_tool ${call.name}`,
       {
@@ -47,6 +54,10 @@ export class ToolCallExecutor {
       },
       async (span) => {
         const outcome = await this.settle(context, call);
+        if (isWait(outcome)) {
+          span.setAttribute(ATTR.OUTCOME_STATUS, 'input_required');
+          return outcome;
+        }
         span.setAttributes({
           [ATTR.OUTCOME_STATUS]: outcome.status,
           [ATTR.OUTCOME_EXECUTED]: outcome.executed,
@@ -58,13 +69,17 @@ export class ToolCallExecutor {
     );
   }
 
-  private async settle(context: RunContext, call: RequestedToolCall): Promise<ToolCallOutcome> {
+  private async settle(context: RunContext, call: RequestedToolCall): Promise<ToolCallOutcome | CallWait> {
     const { job, lease } = context;
     const recorded = await this.store.toolCall(job.id, call.id);
     if (recorded?.outcome) return recorded.outcome;
     // A replica that lost the run starts nothing and writes nothing more for it: the replica holding
-    // the lock dispatches the same call under the same id and records its true outcome.
-    await lease.confirm();
+    // the lock dispatches the same call under the same id and records its true outcome. After a cancel
+    // or the deadline nothing is started any more and the run may already have ended here, its lock
+    // released (a run resumed past its deadline ends at once): Redis would call the lease lost and the
+    // calls this run settles from their queue jobs would get no outcome, so only a known loss counts.
+    if (context.cancel.aborted) lease.assertHeld();
+    else await lease.confirm();
 
     const { tool, refused } = await this.catalog.resolve(call.name, context.filters, context.stop);
     lease.assertHeld();
@@ -76,57 +91,237 @@ export class ToolCallExecutor {
       enqueuedAt: Date.now(),
       trace: { traceparent: job.traceparent },
     };
-    await this.store.recordDispatch({
-      jobId: job.id,
-      toolCallId: call.id,
-      position: call.position,
-      modelTool: call.name,
-      server: tool?.server ?? refused?.server ?? null,
-      tool: tool?.tool ?? null,
-      arguments: call.args,
-    });
-    await this.events.publish(job.id, 'tool_call.dispatched', {
-      id: call.id,
-      tool: call.name,
-      server: tool?.server,
-    });
+    const dispatched = { id: call.id, tool: call.name, server: tool?.server };
+    await this.events.publishWith(job.id, 'tool_call.dispatched', dispatched, (event) =>
+      this.store.recordDispatch(
+        {
+          jobId: job.id,
+          toolCallId: call.id,
+          position: call.position,
+          modelTool: call.name,
+          server: tool?.server ?? refused?.server ?? null,
+          tool: tool?.tool ?? null,
+          arguments: call.args,
+        },
+        event,
+      ),
+    );
 
     let outcome: ToolCallOutcome;
     // A wait for the server's tool list that a cancel cut short is the cancel's doing.
     if (context.cancel.aborted && (!refused || refused.code === 'catalog_unpublished')) {
-      outcome = localOutcome(target, 'cancelled', 'The job was cancelled before this call ran.');
+      // An earlier run of this job (a replica killed or frozen since) may have queued the call: then its
+      // queue job, not this run's cancel, says whether it ran. Only a call never queued did not run.
+      const queued = recorded
+        ? await lease.race(this.settleQueued(job, recorded, context.cancelReason()))
+        : undefined;
+      outcome = queued ?? localOutcome(target, 'cancelled', 'The job was cancelled before this call ran.');
     } else if (refused) {
       outcome = localOutcome(target, refused.status, refused.text, refused.code, 'no');
     } else {
-      outcome = await lease.race(
-        this.dispatcher.dispatch({
-          jobId: job.id,
-          toolCallId: call.id,
-          server: tool.server,
-          tool: tool.tool,
-          arguments: call.args,
-          labels: { team: job.team },
-        }),
-      );
+      const gate = await this.approvals.check(context, call.id, tool, call.args);
+      if (!gate.pass && 'wait' in gate) return gate.wait;
+      if (!gate.pass) {
+        outcome = localOutcome(target, gate.status, gate.text, gate.error, 'no');
+      } else {
+        const answered = await this.answeredRound(context, call.id, tool.name);
+        if ('status' in answered)
+          outcome = localOutcome(target, 'expired', answered.text, answered.error, 'no');
+        else if ('kind' in answered) return answered;
+        else {
+          // Round 0 is the call itself; an answered question's retry is a new, linked call
+          // (`<id>~input-<round>`, its own deterministic queue job) carrying the answer.
+          const roundId = roundCallId(call.id, answered.round);
+          outcome = await lease.race(
+            this.dispatcher.dispatch({
+              jobId: job.id,
+              toolCallId: roundId,
+              server: tool.server,
+              tool: tool.tool,
+              arguments: call.args,
+              team: job.team,
+              labels: { team: job.team },
+              ...(answered.answer ? { answer: answered.answer } : {}),
+            }),
+          );
+          if (outcome.status === 'input_required' && outcome.question && context.canWait) {
+            lease.assertHeld();
+            return this.parkOnQuestion(context, call.id, outcome, answered.round + 1);
+          }
+        }
+      }
     }
     // Lost meanwhile: the replica holding the run now records this call, once, from the same queue job.
     lease.assertHeld();
-    await this.store.recordOutcome(job.id, call.id, outcome);
-    this.metrics.toolCall(outcome);
-    await this.events.publish(job.id, 'tool_call.finished', {
-      id: call.id,
-      tool: call.name,
-      server: outcome.server || undefined,
-      status: outcome.status,
-      executed: outcome.executed,
-      attempts: outcome.attempts,
-      queuedMs: outcome.queuedMs,
-      runMs: outcome.runMs,
-    });
+    await this.record(job, call.id, call.name, outcome);
     context.log.info(
       { tool_call_id: call.id, tool: call.name, status: outcome.status, attempts: outcome.attempts },
       'tool call settled',
     );
     return outcome;
   }
+
+  /**
+   * Settles the calls an earlier run dispatched and left open when the job was cancelled, or ran past its
+   * deadline, while no replica ran it (the one running it was killed or frozen): each gets what its queue job says
+   * — removed unsent (`cancelled`, executed `no`), cancelled on its worker, or its real result — and none
+   * is started. Returns how many it settled.
+   */
+  async settleLeftOpen(job: JobRecord, reason: string): Promise<number> {
+    const open = (await this.store.toolCalls(job.id)).filter((call) => !call.outcome);
+    const requests = await Promise.all(open.map((recorded) => this.queuedRequest(job, recorded)));
+    await this.dispatcher.refuse(
+      requests.filter((request) => request !== undefined),
+      reason,
+    );
+    // At once: a call whose server ignores the cancel must not hold up the others' outcomes.
+    const settleOne = async (recorded: ToolCallRecord, request: ToolCallRequest | undefined) => {
+      const outcome =
+        (request ? await this.dispatcher.settleExisting(request, reason, { refused: true }) : undefined) ??
+        localOutcome(
+          {
+            jobId: job.id,
+            toolCallId: recorded.toolCallId,
+            server: recorded.server ?? '',
+            tool: recorded.tool ?? recorded.modelTool,
+            enqueuedAt: Date.now(),
+          },
+          'cancelled',
+          `This call was not run: ${reason}.`,
+          reason,
+          'no',
+        );
+      await this.record(job, recorded.toolCallId, recorded.modelTool, outcome);
+    };
+    await Promise.all(open.map((recorded, index) => settleOne(recorded, requests[index])));
+    return open.length;
+  }
+
+  /** Records a call's outcome with its `tool_call.finished` event (one statement; the first outcome wins). */
+  private async record(
+    job: JobRecord,
+    callId: string,
+    name: string,
+    outcome: ToolCallOutcome,
+  ): Promise<void> {
+    const finished = {
+      id: callId,
+      tool: name,
+      server: outcome.server || undefined,
+      status: outcome.status,
+      executed: outcome.executed,
+      attempts: outcome.attempts,
+      queuedMs: outcome.queuedMs,
+      runMs: outcome.runMs,
+      // For a timeline: who ran it, and when it started and ended (ISO, like every API timestamp).
+      ...(outcome.workerId ? { workerId: outcome.workerId } : {}),
+      ...(outcome.startedAt ? { startedAt: new Date(outcome.startedAt).toISOString() } : {}),
+      finishedAt: new Date(outcome.finishedAt).toISOString(),
+    };
+    await this.events.publishWith(job.id, 'tool_call.finished', finished, (event) =>
+      this.store.recordOutcome(job.id, callId, outcome, event),
+    );
+    this.metrics.toolCall(outcome, job.team);
+  }
+
+  /**
+   * The outcome of a call an earlier run recorded as dispatched, settled from its queue job without
+   * starting it (docs/semantics.md §6); undefined when that run never queued it. The job to look at is
+   * the call's latest round: the one an answered question led to, or the one that asked the open question.
+   */
+  private async settleQueued(
+    job: JobRecord,
+    recorded: ToolCallRecord,
+    reason: string,
+  ): Promise<ToolCallOutcome | undefined> {
+    const request = await this.queuedRequest(job, recorded);
+    return request ? this.dispatcher.settleExisting(request, reason) : undefined;
+  }
+
+  /** The queue job a dispatched call stands for: its latest round (see settleQueued); none if never queued. */
+  private async queuedRequest(
+    job: JobRecord,
+    recorded: ToolCallRecord,
+  ): Promise<ToolCallRequest | undefined> {
+    if (!recorded.server || !recorded.tool) return undefined; // refused before dispatch: never queued
+    const last = await this.inputs.lastQuestion(job.id, recorded.toolCallId);
+    const round = !last ? 0 : last.state === 'answered' ? last.round : last.round - 1;
+    return {
+      jobId: job.id,
+      toolCallId: roundCallId(recorded.toolCallId, round),
+      server: recorded.server,
+      tool: recorded.tool,
+      arguments: recorded.arguments,
+      team: job.team,
+      labels: { team: job.team },
+    };
+  }
+
+  /**
+   * Where a call stands with its questions: the round to dispatch next (with the answer that round
+   * carries), a wait for an open question, or an ending when the question expired unanswered.
+   */
+  private async answeredRound(
+    context: RunContext,
+    callId: string,
+    name: string,
+  ): Promise<
+    { round: number; answer?: Answer } | CallWait | { status: 'expired'; text: string; error: string }
+  > {
+    const last = await this.inputs.lastQuestion(context.job.id, callId);
+    if (!last) return { round: 0 };
+    if (last.state === 'answered') return { round: last.round, answer: last.answer as Answer };
+    if (await this.inputs.expireIfDue(last)) {
+      return {
+        status: 'expired',
+        text: `Nobody answered the question ${name} asked before it expired; the call was not completed.`,
+        error: 'question_expired',
+      };
+    }
+    return {
+      kind: 'question',
+      toolCallId: callId,
+      server: last.server,
+      tool: last.tool,
+      expiresAt: last.expiresAt.getTime(),
+    };
+  }
+
+  /** The tool asked a person: the question is recorded (once) and the call waits for its answer. */
+  private async parkOnQuestion(
+    context: RunContext,
+    callId: string,
+    outcome: ToolCallOutcome,
+    round: number,
+  ): Promise<CallWait> {
+    const question = outcome.question as NonNullable<ToolCallOutcome['question']>;
+    const record = await this.inputs.ask({
+      jobId: context.job.id,
+      toolCallId: callId,
+      kind: 'question',
+      round,
+      server: outcome.server,
+      tool: outcome.tool,
+      request: question,
+      expiresAt: new Date(context.deadlineAt),
+    });
+    const wait: CallWait = {
+      kind: 'question',
+      toolCallId: callId,
+      server: outcome.server,
+      tool: outcome.tool,
+      expiresAt: record.expiresAt.getTime(),
+    };
+    await this.approvals.announce(context, wait, { question, executed: outcome.executed });
+    return wait;
+  }
+}
+
+/** A call's queue id in question round `round`: round 0 is the call itself (docs/semantics.md §14). */
+function roundCallId(callId: string, round: number): string {
+  return round === 0 ? callId : `${callId}~input-${round}`;
+}
+
+function isWait(value: ToolCallOutcome | CallWait): value is CallWait {
+  return 'kind' in value && 'expiresAt' in value;
 }
