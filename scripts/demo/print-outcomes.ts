@@ -1,20 +1,7 @@
-/** A tool call as `GET /v1/jobs/:id` returns it. */
-export interface ToolCallView {
-  id: string;
-  tool: string;
-  server: string | null;
-  outcome: {
-    status: string;
-    executed: string;
-    attempts: number;
-    workerId?: string;
-    queuedMs: number;
-    runMs: number;
-  } | null;
-}
+import type { ToolCall } from '@switchyard/client';
 
 /** One line per tool call: what ran where, how it ended, and how long it queued and ran. */
-export function printToolCalls(title: string, calls: ToolCallView[]): void {
+export function printToolCalls(title: string, calls: ToolCall[]): void {
   const rows = calls.map((call) => ({
     call: call.id,
     tool: call.tool,
@@ -22,7 +9,7 @@ export function printToolCalls(title: string, calls: ToolCallView[]): void {
     status: call.outcome?.status ?? '(none)',
     executed: call.outcome?.executed ?? '-',
     attempts: String(call.outcome?.attempts ?? '-'),
-    worker: call.outcome?.workerId ?? '-',
+    worker: call.workerId ?? '-',
     'queued ms': String(Math.round(call.outcome?.queuedMs ?? 0)),
     'run ms': String(Math.round(call.outcome?.runMs ?? 0)),
   }));

@@ -1,0 +1,49 @@
+import type { Job } from '@switchyard/client';
+import { table } from '../output/table.ts';
+
+/** `job_… batch completed_with_errors: 5 calls (ok 3, tool_error 2)` */
+export function jobHeadline(job: Job): string {
+  const counts = job.summary
+    ? ` — ${job.summary.calls} calls (${Object.entries(job.summary.byStatus)
+        .map(([status, count]) => `${status} ${count}`)
+        .join(', ')}${job.summary.pending ? `, pending ${job.summary.pending}` : ''})`
+    : '';
+  return `${job.id} ${job.kind} ${job.status}${counts}`;
+}
+
+/** What `jobs get` shows people: the job, then one row per tool call (where it ran, how, how long). */
+export function jobDetails(job: Job): string {
+  const lines = [
+    jobHeadline(job),
+    `created ${job.createdAt}  started ${job.startedAt ?? '-'}  finished ${job.finishedAt ?? '-'}`,
+    `trace ${job.traceUrl ?? job.traceId}`,
+  ];
+  const metadata = Object.entries(job.metadata);
+  if (metadata.length > 0)
+    lines.push(`metadata ${metadata.map(([key, value]) => `${key}=${value}`).join(' ')}`);
+  if (job.error) lines.push(`error: ${job.error}`);
+  if (job.kind === 'agent' && typeof job.result === 'string') lines.push(`answer: ${job.result}`);
+  for (const input of job.pendingInputs?.filter((pending) => pending.state === 'pending') ?? [])
+    lines.push(
+      input.kind === 'approval'
+        ? `waits for approval: ${input.server}__${input.tool} [${input.toolCallId}] ${JSON.stringify(input.arguments ?? {})} ${input.digest} (until ${input.expiresAt})`
+        : `waits for an answer: ${input.server}__${input.tool} [${input.toolCallId}] ${JSON.stringify(input.question ?? {})} (until ${input.expiresAt})`,
+    );
+  lines.push(
+    '',
+    table(
+      job.toolCalls.map((call) => ({
+        call: call.id,
+        tool: call.tool,
+        server: call.server,
+        status: call.status,
+        executed: call.outcome?.executed,
+        attempts: call.outcome?.attempts,
+        worker: call.workerId,
+        'queued ms': call.outcome ? Math.round(call.outcome.queuedMs) : undefined,
+        'run ms': call.outcome ? Math.round(call.outcome.runMs) : undefined,
+      })),
+    ),
+  );
+  return lines.join('\n');
+}
