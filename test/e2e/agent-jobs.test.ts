@@ -114,7 +114,10 @@ describe('agent and batch jobs', () => {
         }),
       ]),
     );
-    expect(job.messages.at(-1)).toMatchObject({ role: 'ai', content: 'I could not do it, and I said why.' });
+    expect(job.messages.at(-1)).toMatchObject({
+      role: 'assistant',
+      content: 'I could not do it, and I said why.',
+    });
     expect(readLedger(deployment.path('notes.jsonl'))).toHaveLength(0);
   });
 

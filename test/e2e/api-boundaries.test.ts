@@ -23,6 +23,8 @@ describe('API boundaries', () => {
           beta: { apiKeys: ['beta-key-00000000000000002'], maxConcurrentJobs: 1 },
           searchers: { apiKeys: ['searchers-key-000000000003'], tools: { allow: ['search__*'] } },
         },
+        // Below the API's own 24 h cap, so the deployment's cap is the one that answers.
+        orchestrator: { maxDeadlineMs: 3_600_000 },
       },
     );
     await deployment.startWorker();
@@ -50,7 +52,7 @@ describe('API boundaries', () => {
       ] as const) {
         const response = await client.request(method, path, method === 'POST' ? {} : undefined);
         expect(response.status, `${method} ${path}`).toBe(401);
-        expect(response.body.message).toMatch(/Bearer|API key/);
+        expect(response.body.detail).toMatch(/Bearer|API key/);
       }
     }
   });
@@ -69,6 +71,7 @@ describe('API boundaries', () => {
     const names = tools.tools.map((tool: Json) => tool.name);
     expect(names).toContain('search__search');
     expect(names.some((name: string) => name.startsWith('notes__'))).toBe(false);
+    expect(tools.tools.find((tool: Json) => tool.name === 'search__search')?.requiresTask).toBe(false);
 
     const submitted = await searchers.submit({
       kind: 'agent',
@@ -134,10 +137,27 @@ describe('API boundaries', () => {
     expect(JSON.stringify(response.body)).toMatch(reason);
   });
 
+  it('refuses a deadline past orchestrator.maxDeadlineMs with 400 naming both, and takes one up to it', async () => {
+    const batch = (deadlineMs: number) => ({
+      kind: 'batch',
+      calls: [{ tool: 'search__search', arguments: { query: 'deadline' } }],
+      limits: { deadlineMs },
+    });
+    const over = await alpha.submit(batch(3_600_001));
+    expect(over.status).toBe(400);
+    expect(over.body).toMatchObject({
+      detail: expect.stringContaining('orchestrator.maxDeadlineMs'),
+      errors: [{ path: 'limits.deadlineMs', message: expect.stringContaining('at most 3600000') }],
+    });
+    const at = await alpha.submit(batch(3_600_000));
+    expect(at.status).toBe(201);
+    expect((await alpha.finished(at.body.id)).status).toBe('succeeded');
+  });
+
   it('rejects a huge payload with 413 and a malformed job id with 400', async () => {
     const huge = await alpha.submit({ kind: 'agent', input: 'x'.repeat(2 * 1024 * 1024) });
     expect(huge.status).toBe(413);
-    expect(huge.body.message).toMatch(/larger than/);
+    expect(huge.body.detail).toMatch(/larger than/);
     const badId = await alpha.request('GET', '/v1/jobs/..%2F..%2Fetc%2Fpasswd');
     expect(badId.status).toBe(400);
     const unknown = await alpha.request('GET', '/v1/jobs/job_00000000-0000-0000-0000-000000000000');
@@ -161,7 +181,7 @@ describe('API boundaries', () => {
     expect(first.status).toBe(201);
     const second = await beta.submit(slowBatch);
     expect(second.status).toBe(429);
-    expect(second.body.message).toMatch(/maxConcurrentJobs/);
+    expect(second.body.detail).toMatch(/maxConcurrentJobs/);
     await beta.finished(first.body.id);
     const again = await beta.request('POST', `/v1/jobs/${first.body.id}/cancel`);
     expect(again.status).toBe(409);
@@ -180,7 +200,13 @@ describe('API boundaries', () => {
       ['notes', 'ready'],
     ]);
     expect(servers.servers[0].queue).toHaveProperty('waiting');
-    const docs: Json = (await alpha.request('GET', '/docs-json')).body;
+    // The example servers are built on the 2025 SDK: the sessions negotiated 2025-11-25, and say so.
+    expect(servers.servers.map((server: Json) => server.protocolVersions)).toEqual([
+      ['2025-11-25'],
+      ['2025-11-25'],
+    ]);
+    expect(servers.servers[0].sessions[0].protocolVersion).toBe('2025-11-25');
+    const docs: Json = (await alpha.request('GET', '/openapi.json')).body;
     expect(Object.keys(docs.paths)).toEqual(
       expect.arrayContaining(['/v1/jobs', '/v1/jobs/{id}', '/v1/jobs/{id}/events', '/v1/jobs/{id}/cancel']),
     );

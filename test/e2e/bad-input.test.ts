@@ -7,8 +7,9 @@ import { DATABASE_URL, Deployment, type Orchestrator, TEAM_KEYS } from '../suppo
 import { exampleServer } from '../support/fleet.ts';
 import { ORCHESTRATOR_MAIN, tsxArgs } from '../support/paths.ts';
 import { isAlive, type TestProcess } from '../support/processes.ts';
+import { redisEnv } from '../support/redis.ts';
 
-const FINAL_JOB = new Set(['succeeded', 'failed', 'cancelled']);
+const FINAL_JOB = new Set(['succeeded', 'completed_with_errors', 'failed', 'cancelled']);
 const OUTCOMES = new Set<string>(OUTCOME_STATUSES);
 const KiB = 1024;
 const MiB = 1024 * KiB;
@@ -33,7 +34,8 @@ describe('bad input at every boundary', () => {
   beforeAll(async () => {
     deployment = new Deployment('bad-input', (dir) => ({
       hostile: exampleServer('hostile', {
-        timeoutMs: 1_500,
+        // Room for a 5 MB result to cross stdio and be capped on a loaded 2-core machine (1.5 s was not).
+        timeoutMs: 8_000,
         maxResultBytes: HOSTILE_MAX_RESULT,
         retry: { attempts: 1 },
         health: { pingIntervalMs: 500, pingTimeoutMs: 1_000, failureThreshold: 3 },
@@ -88,16 +90,19 @@ describe('bad input at every boundary', () => {
     return job;
   };
 
-  /** One call as a batch job: the job succeeds whatever the call's outcome; returns the stored outcome. */
+  /**
+   * One call as a batch job: the job completes whatever the call's outcome (`succeeded` when it is
+   * ok, else `completed_with_errors`); returns the stored outcome.
+   */
   const runCall = async (tool: string, args: Record<string, unknown> = {}, timeoutMs?: number) => {
     const job = await runJob({ kind: 'batch', calls: [{ tool, arguments: args }] }, timeoutMs);
-    expect(job, `job ${job.id} ended ${job.status}: ${job.error}`).toMatchObject({
-      status: 'succeeded',
-      error: null,
-    });
     expect(job.toolCalls).toHaveLength(1);
     const outcome = job.toolCalls[0].outcome;
     expect(outcome, `call of ${tool} has no outcome`).toBeTruthy();
+    expect(job, `job ${job.id} ended ${job.status}: ${job.error}`).toMatchObject({
+      status: outcome.status === 'ok' ? 'succeeded' : 'completed_with_errors',
+      error: null,
+    });
     expect(OUTCOMES.has(outcome.status), outcome.status).toBe(true);
     // The model is always told something, and the stored record is plain JSON.
     expect(outcome.text).toEqual(expect.any(String));
@@ -163,8 +168,8 @@ describe('bad input at every boundary', () => {
         calls: [{ tool: 'search__search', arguments: { query: 'queue' } }],
       });
       const cases: Array<[string, string, Record<string, string>, number, RegExp]> = [
-        ['text/plain', looksLikeJson, { 'content-type': 'text/plain' }, 400, /invalid job request/],
-        ['a form', 'kind=batch', { 'content-type': 'application/x-www-form-urlencoded' }, 400, /job request/],
+        ['text/plain', looksLikeJson, { 'content-type': 'text/plain' }, 415, /text\/plain/],
+        ['a form', 'kind=batch', { 'content-type': 'application/x-www-form-urlencoded' }, 415, /x-www-form/],
         ['an empty JSON body', '', { 'content-type': 'application/json' }, 400, /job request|kind/],
         [
           'a latin1 charset',
@@ -237,7 +242,7 @@ describe('bad input at every boundary', () => {
           expect(FINAL_JOB.has(job.status), `${what}: ${job.status}`).toBe(true);
         } else {
           expectClientError(response);
-          expect(response.body.message, what).toEqual(expect.any(String));
+          expect(response.body.detail, what).toEqual(expect.any(String));
         }
       }
       expect(failures).toEqual([]);
@@ -300,7 +305,8 @@ describe('bad input at every boundary', () => {
           '{"tool":"search__search","arguments":{"__proto__":{"query":"inherited"}}},' +
           '{"tool":"search__search","arguments":{"query":"queue","constructor":{"prototype":{"polluted":true}}}}]}',
       );
-      expect(job.status).toBe('succeeded');
+      // One call is refused (below): the batch completes with errors.
+      expect(job.status).toBe('completed_with_errors');
       const [own, inherited, viaConstructor] = job.toolCalls.map((call: Json) => call.outcome);
       expect(own.status).toBe('ok');
       // A query that only a polluted prototype could supply is missing, as it should be.
@@ -356,7 +362,7 @@ describe('bad input at every boundary', () => {
           { tool: 'notes__add_note', arguments: { text: marker } },
         ],
       });
-      expect(job.status).toBe('succeeded');
+      expect(job.status).toBe('completed_with_errors');
       const outcomes = job.toolCalls.map((call: Json) => call.outcome);
       bad.forEach(([tool, args, field], index) => {
         const outcome = outcomes[index];
@@ -441,7 +447,7 @@ describe('bad input at every boundary', () => {
     it('times out a call that is never answered', async () => {
       const { outcome } = await runCall('hostile__never_answers');
       expect(outcome).toMatchObject({ status: 'timeout', executed: 'unknown', attempts: 1 });
-      expect(outcome.text).toMatch(/did not finish within 1500 ms/);
+      expect(outcome.text).toMatch(/did not finish within 8000 ms/);
       expect(outcome.runMs).toBeGreaterThanOrEqual(1_400);
       expect(outcome.runMs).toBeLessThan(10_000);
     });
@@ -449,7 +455,9 @@ describe('bad input at every boundary', () => {
     it('fails a line larger than the read buffer, reconnects, and serves the next call', async () => {
       const before = (await serverView('hostile')).sessions[0].connects as number;
       const { outcome } = await runCall('hostile__huge_line');
-      expect(['failed', 'timeout']).toContain(outcome.status);
+      // The session dropped with the call in flight: a lost non-idempotent call is indeterminate.
+      expect(['indeterminate', 'timeout']).toContain(outcome.status);
+      expect(outcome.executed).toBe('unknown');
       expect(outcome.error).toMatch(/Connection closed|timed out/);
       expect(outcome.content).toEqual([]);
       await vi.waitFor(
@@ -508,7 +516,7 @@ describe('bad input at every boundary', () => {
         ],
       });
       const elapsed = Date.now() - started;
-      expect(job.status).toBe('succeeded');
+      expect(job.status).toBe('completed_with_errors');
       for (const call of job.toolCalls) {
         expect(call.outcome).toMatchObject({ status: 'unavailable', executed: 'no', attempts: 0 });
         expect(call.outcome.text).toMatch(/mute/);
@@ -571,12 +579,17 @@ describe('bad input at every boundary', () => {
       ],
       ['a document that is a list', '- servers\n- teams\n', /\(root\): /],
       ['a wrong type', `${validServers}    timeoutMs: soon\n`, /servers\.search\.timeoutMs: /],
+      [
+        'a tool-call retention shorter than the longest deadline',
+        `${validServers}toolCalls:\n  keepCompletedSeconds: 3600\n`,
+        /toolCalls\.keepCompletedSeconds: must be at least orchestrator\.maxDeadlineMs \(86400000 ms/,
+      ],
     ])('exits 2 on %s, naming the key or line', async (what, yaml, reason) => {
       expect(process.env[UNSET_VARIABLE]).toBeUndefined();
       const path = deployment.path(`bad-${what.replaceAll(/\W+/g, '-')}.yaml`);
       writeFileSync(path, yaml);
       const proc = deployment.group.start(`orchestrator with ${what}`, tsxArgs(ORCHESTRATOR_MAIN), {
-        REDIS_URL: deployment.redisUrl,
+        ...redisEnv(deployment.redisUrl),
         DATABASE_URL,
         DATABASE_SCHEMA: deployment.schema,
         SWITCHYARD_CONFIG: path,

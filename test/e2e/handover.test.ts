@@ -1,7 +1,7 @@
 import { readLedger } from '@switchyard/example-mcp-servers/ledger';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Json } from '../support/api-client.ts';
-import { Deployment, type Orchestrator } from '../support/deployment.ts';
+import { Deployment, type Orchestrator, submitAndFindRunner } from '../support/deployment.ts';
 import { exampleServer } from '../support/fleet.ts';
 import { waitForLedger } from '../support/ledger.ts';
 
@@ -69,30 +69,12 @@ describe('a run handed over by a frozen replica', () => {
     }
   }
 
-  /** Submits a job and finds out which replica took its run (its `running` event says so). */
-  async function submitAndFindRunner(body: unknown) {
-    const api = replicas[0]?.api('alpha');
-    if (!api) throw new Error('no replica');
-    const submitted = await api.submit(body);
-    expect(submitted.status).toBe(201);
-    const id: string = submitted.body.id;
-    const running: Json = (
-      await api.events(id, (event) => event.event === 'status' && event.data.status === 'running')
-    ).at(-1);
-    const doomed = replicas.find(
-      (replica) => replica.process.name === `orchestrator ${running.data.replica}`,
-    );
-    const survivor = replicas.find((replica) => replica !== doomed);
-    if (!doomed || !survivor) throw new Error(`no replica named ${running.data.replica}`);
-    return { id, doomed, survivor };
-  }
-
   it('records no cancelled call and tells the truth about every write', { timeout: 240_000 }, async () => {
     const calls = Array.from({ length: CALLS }, (_, index) => ({
       tool: 'notes__add_note',
       arguments: { text: `h-${index}`, delayMs: 20 },
     }));
-    const { id, doomed, survivor } = await submitAndFindRunner({ kind: 'batch', calls });
+    const { id, doomed, survivor } = await submitAndFindRunner(replicas, { kind: 'batch', calls });
     // Mid-run: some writes done, most still to come.
     await waitForLedger(
       deployment.path('notes.jsonl'),
@@ -118,7 +100,7 @@ describe('a run handed over by a frozen replica', () => {
   it('resumes an agent mid-turn on the survivor and answers every call once', {
     timeout: 180_000,
   }, async () => {
-    const { id, doomed, survivor } = await submitAndFindRunner({
+    const { id, doomed, survivor } = await submitAndFindRunner(replicas, {
       kind: 'agent',
       input: 'Write three notes.',
       model: {
@@ -160,13 +142,13 @@ describe('a run handed over by a frozen replica', () => {
         message.toolCallId ?? message.toolCalls?.length ?? null,
       ]),
     ).toEqual([
-      ['human', null],
-      ['ai', 2],
+      ['user', null],
+      ['assistant', 2],
       ['tool', 'w1'],
       ['tool', 'w2'],
-      ['ai', 1],
+      ['assistant', 1],
       ['tool', 'w3'],
-      ['ai', null],
+      ['assistant', null],
     ]);
   });
 });

@@ -138,7 +138,7 @@ describe('HTTP limits', () => {
       const second = await beta.submit(LONG_CALL);
       expect(second.status).toBe(429);
       expect(second.headers.get('retry-after')).toBe('4');
-      expect(second.body.message).toMatch(/concurrent/i);
+      expect(second.body.detail).toMatch(/concurrent/i);
     } finally {
       await beta.request('POST', `/v1/jobs/${first.body.id}/cancel`);
     }

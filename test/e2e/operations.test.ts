@@ -61,18 +61,23 @@ describe('metrics, health and the queue dashboard', () => {
       /switchyard_queue_jobs\{queue="tools\.\{search\}",server="search",state="waiting"\} 0/,
     );
     expect(body).toMatch(/switchyard_queue_jobs\{queue="\{agent-runs\}",server="",state="active"\} \d+/);
-    expect(body).toMatch(/switchyard_tool_call_outcomes_total\{server="search",status="ok"\} 1/);
-    expect(body).toMatch(/switchyard_tool_call_outcomes_total\{server="search",status="tool_error"\} 1/);
+    expect(body).toMatch(/switchyard_tool_call_outcomes_total\{server="search",status="ok",team="alpha"\} 1/);
     expect(body).toMatch(
-      /switchyard_tool_call_outcomes_total\{server="notes",status="invalid_arguments"\} 1/,
+      /switchyard_tool_call_outcomes_total\{server="search",status="tool_error",team="alpha"\} 1/,
+    );
+    expect(body).toMatch(
+      /switchyard_tool_call_outcomes_total\{server="notes",status="invalid_arguments",team="alpha"\} 1/,
     );
     expect(body).toMatch(
       /switchyard_tool_call_duration_seconds_bucket\{le="\+Inf",server="search",status="ok"\} 1/,
     );
     expect(body).toMatch(/switchyard_tool_call_queue_wait_seconds_count\{server="search"\} 2/);
     expect(body).toMatch(/switchyard_mcp_sessions\{server="notes",state="ready"\} 1/);
-    expect(body).toMatch(/switchyard_agent_runs_total\{kind="batch",status="succeeded"\} 1/);
-    expect(body).toMatch(/switchyard_jobs_submitted_total\{kind="batch"\} 1/);
+    // Two of its three calls failed: the batch completed with errors.
+    expect(body).toMatch(
+      /switchyard_agent_runs_total\{kind="batch",status="completed_with_errors",team="alpha"\} 1/,
+    );
+    expect(body).toMatch(/switchyard_jobs_submitted_total\{kind="batch",team="alpha"\} 1/);
   });
 
   it('exposes outcomes, latencies and session states on the worker', async () => {

@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ApiClient, Json } from '../support/api-client.ts';
+import type { Json } from '../support/api-client.ts';
 import { DATABASE_URL, Deployment, type Orchestrator } from '../support/deployment.ts';
 import { exampleServer } from '../support/fleet.ts';
 import { DedicatedPostgres } from '../support/postgres-server.ts';
@@ -8,7 +8,6 @@ import { DedicatedPostgres } from '../support/postgres-server.ts';
 /** Short enough to keep the suite fast; the 503s below must come within it (plus a busy machine's slack). */
 const SETTINGS = { dependencyTimeoutMs: 1_000, retryAfterSeconds: 3 };
 const ANSWER_WITHIN_MS = 6_000;
-const FINAL = new Set(['succeeded', 'failed', 'cancelled']);
 /** Waits of 2 s each: an outage of about 20 s. */
 const OUTAGE_WAITS = 10;
 
@@ -26,20 +25,6 @@ const serialBatch = (calls: number) => ({
     arguments: { ms: 300, label: `call-${index}` },
   })),
 });
-
-/**
- * Reads the job's event stream until the job is final. A stream can end early when PostgreSQL goes
- * away under it; the client then reconnects, as an SSE client does.
- */
-async function finalJob(api: ApiClient, id: string, timeoutMs = 120_000): Promise<Json> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    await api.events(id, undefined, deadline - Date.now()).catch(() => undefined);
-    const response = await api.request('GET', `/v1/jobs/${id}`);
-    if (response.status === 200 && FINAL.has(response.body.status)) return response.body;
-  }
-  throw new Error(`job ${id} not final within ${timeoutMs} ms`);
-}
 
 async function timed<T>(work: () => Promise<T>): Promise<{ result: T; ms: number }> {
   const started = Date.now();
@@ -90,7 +75,7 @@ describe('PostgreSQL outages', () => {
       }
       expect(terminated).toBeGreaterThan(0);
 
-      const job = await finalJob(api, id);
+      const job = await api.finishedDespiteOutages(id);
       expectAllOk(job, 8);
       expect(orchestrator.process.child.exitCode).toBeNull();
       expect((await api.request('GET', '/health/ready')).status).toBe(200);
@@ -135,7 +120,7 @@ describe('PostgreSQL outages', () => {
         const answer = await timed(() => api.request(method, path, body));
         expect(answer.result.status, `${method} ${path}: ${JSON.stringify(answer.result.body)}`).toBe(503);
         expect(answer.result.headers.get('retry-after'), `${method} ${path}`).toBe('3');
-        expect(answer.result.body.message).toMatch(/postgres/i);
+        expect(answer.result.body.detail).toMatch(/postgres/i);
         expect(answer.ms, `${method} ${path}`).toBeLessThan(ANSWER_WITHIN_MS);
       }
       // The run waits for PostgreSQL instead of failing: kept down past the 5 attempts' backoff
@@ -153,7 +138,7 @@ describe('PostgreSQL outages', () => {
       expect(orchestrator.process.child.exitCode).toBeNull();
 
       await postgres.start();
-      const job = await finalJob(api, id);
+      const job = await api.finishedDespiteOutages(id);
       expectAllOk(job, 10);
       expect(orchestrator.process.child.exitCode).toBeNull();
       expect((await api.request('GET', '/health/ready')).status).toBe(200);

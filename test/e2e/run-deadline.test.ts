@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Json } from '../support/api-client.ts';
 import { Deployment } from '../support/deployment.ts';
 import { exampleServer } from '../support/fleet.ts';
@@ -35,5 +35,18 @@ describe('a batch past its deadline', () => {
     expect(job.error).toMatch(/deadline \(2000 ms\)/);
     // Ended by the deadline, not by the call: the call (60 s) is still running.
     expect(new Date(job.finishedAt).getTime() - new Date(job.startedAt).getTime()).toBeLessThan(30_000);
+    // The running call was cancelled by the deadline, and its outcome says so (not "a timeout", not a
+    // bare "cancelled"): the limit that fired is named.
+    await vi.waitFor(
+      async () => {
+        const [call] = (await api.job(submitted.body.id)).toolCalls;
+        expect(call.outcome).toMatchObject({ status: 'cancelled', executed: 'unknown' });
+        expect(call.outcome.error).toBe("the job's deadlineMs of 2000 ms passed");
+        expect(call.outcome.text).toContain(
+          "was cancelled while it ran (the job's deadlineMs of 2000 ms passed);",
+        );
+      },
+      { timeout: 30_000, interval: 250 },
+    );
   });
 });

@@ -126,7 +126,9 @@ describe('team-scoped fleet views', () => {
     });
     expect((await alpha.finished(submitted.body.id)).status).toBe('succeeded');
     const metrics = await (await fetch(`${orchestrator.url}/metrics`)).text();
-    expect(metrics).toMatch(/switchyard_tool_call_outcomes_total\{server="search",status="ok"\} 1/);
+    expect(metrics).toMatch(
+      /switchyard_tool_call_outcomes_total\{server="search",status="ok",team="alpha"\} 1/,
+    );
     expect(metrics).not.toContain(MARKER);
     expect(metrics).not.toContain(SECRET);
     // Label names are a fixed, argument-free set.
@@ -146,6 +148,11 @@ describe('team-scoped fleet views', () => {
         'patch',
         'space',
         'type',
+        // Team names come from the config; quota, event and result from fixed lists.
+        'team',
+        'quota',
+        'event',
+        'result',
       ]).toContain(label);
   });
 });

@@ -67,7 +67,8 @@ describe('tool call identity', () => {
     expect(await deployment.redis.hexists(redisKeys.catalog(deployment.prefix), 'notes')).toBe(0);
 
     const job: Json = await api.finished(submitted.body.id, 90_000);
-    expect(job.status).toBe('succeeded');
+    // Two of its calls were refused: the batch ended, not every call ok.
+    expect(job.status).toBe('completed_with_errors');
     expect(
       job.toolCalls.map((call: Json) => [call.tool, call.outcome.status, call.outcome.executed]),
     ).toEqual([

@@ -25,6 +25,12 @@ export interface Freeze {
   to: number;
 }
 
+/** A worker the suite SIGKILLed at `at` (epoch ms). */
+export interface Kill {
+  workerId: string;
+  at: number;
+}
+
 export interface FaultRecord {
   kind: FaultKind;
   at: string;
@@ -42,6 +48,7 @@ export interface FaultRecord {
  */
 export class Chaos {
   readonly freezes: Freeze[] = [];
+  readonly kills: Kill[] = [];
   readonly records: FaultRecord[] = [];
   private replacements = 0;
   /** Replacements of killed processes still starting: the schedule goes on meanwhile, as in production. */
@@ -112,6 +119,7 @@ export class Chaos {
     if (live.length === 0) return { skipped: 'no live worker' };
     const victim = this.random.pick(live);
     this.cluster.killed.add(victim.process);
+    this.kills.push({ workerId: victim.id, at: Date.now() });
     this.cluster.deployment.group.adopt(await victim.process.crash());
     const detail = { victim: victim.id, replacement: `w-replacement-${++this.replacements}` };
     this.replace(detail, () => this.cluster.startWorker(detail.replacement));
@@ -178,7 +186,7 @@ export class Chaos {
       const sent = worker.process.logs.findLast(
         (log) => log.msg === 'tool call sent' && log.server === 'notes',
       );
-      const at = Number(sent?.time ?? 0);
+      const at = Date.parse(String(sent?.time ?? 0));
       if (sent && (!latest || at > latest.at)) latest = { at, id: worker.id };
     }
     return this.cluster.workers.find((worker) => worker.id === latest?.id);

@@ -4,8 +4,15 @@ import { exampleServer } from '../support/fleet.ts';
 import type { DedicatedPostgres } from '../support/postgres-server.ts';
 import { descendants, type TestProcess } from '../support/processes.ts';
 import type { DedicatedRedis } from '../support/redis-server.ts';
+import type { LockLoss } from './promises.ts';
 
 export const TEAM_KEY = 'alpha-key-0000000000000001';
+
+/** What a worker logs when it learns a job's lock is no longer its own (apps/tool-worker execution/). */
+const LOCK_LOST_MESSAGES = new Set([
+  'lock lost: aborting the call',
+  'job no longer ours: no outcome recorded',
+]);
 
 /** Short locks, so a worker frozen for a few seconds has lost its jobs by the time it wakes. */
 export const WORKER_SETTINGS = { lockDurationMs: 2_000, stalledIntervalMs: 1_000 };
@@ -128,6 +135,19 @@ export class FaultCluster {
     for (const worker of this.liveWorkers()) {
       for (const pid of descendants(worker.process.pid)) this.pidOwners.set(pid, worker.id);
     }
+  }
+
+  /** Every lock loss a worker logged (docs/semantics.md §4), with the worker and the queue job. */
+  lostLocks(): LockLoss[] {
+    return this.workers.flatMap((worker) =>
+      worker.process.logs
+        .filter((log) => LOCK_LOST_MESSAGES.has(String(log.msg)) && typeof log.bull_job_id === 'string')
+        .map((log) => ({
+          workerId: worker.id,
+          bullJobId: String(log.bull_job_id),
+          at: Date.parse(String(log.time)),
+        })),
+    );
   }
 
   /** Workers and orchestrators that exited although the suite never killed them. */

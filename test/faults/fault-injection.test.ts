@@ -121,6 +121,8 @@ describe('fault injection under mixed load', () => {
       serial: recordedIntervals(live.deployment.path('serial.jsonl')) as RecordedCall[],
       pair: recordedIntervals(live.deployment.path('pair.jsonl')) as RecordedCall[],
       freezes: chaos.freezes,
+      kills: chaos.kills,
+      lostLocks: live.lostLocks(),
       pidOwners: live.pidOwners,
       exits: live.unexpectedExits(),
     };
@@ -158,7 +160,9 @@ describe('fault injection under mixed load', () => {
     for (const [name, finding] of findings) {
       if (finding.broken > 0) console.error(diagnosis(name, finding));
       else if (finding.excused?.count)
-        console.info(`${name}: excused (frozen worker's own call)`, finding.excused);
+        console.info(
+          `${name}: excused (a call whose worker no longer owned it): ${JSON.stringify(finding.excused)}`,
+        );
     }
 
     // Every job got in and the faults themselves happened, or the promises below prove little.
@@ -195,7 +199,9 @@ function countBy(values: string[]): Record<string, number> {
 }
 
 function diagnosis(name: string, finding: Finding): string {
-  const excused = finding.excused ? `; ${finding.excused.count} excused (a frozen worker's own call)` : '';
+  const excused = finding.excused
+    ? `; ${finding.excused.count} excused (a call whose worker no longer owned it)`
+    : '';
   const divided = finding.breakdown ? `; by kind: ${JSON.stringify(finding.breakdown)}` : '';
   return `BROKEN: ${name}: ${finding.broken} case(s)${excused}${divided}; rerun with ${reproduce}; examples:\n${JSON.stringify(finding.examples, null, 1)}`;
 }

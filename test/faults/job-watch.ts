@@ -1,7 +1,7 @@
 import pg from 'pg';
 import type { ApiClient, Json } from '../support/api-client.ts';
 
-const FINAL = new Set(['succeeded', 'failed', 'cancelled']);
+const FINAL = new Set(['succeeded', 'completed_with_errors', 'failed', 'cancelled']);
 const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**

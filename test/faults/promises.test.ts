@@ -1,3 +1,4 @@
+import { toolCallJobId } from '@switchyard/contracts';
 import { describe, expect, it } from 'vitest';
 import type { Freeze } from './chaos.ts';
 import {
@@ -20,6 +21,8 @@ function evidence(parts: Partial<Evidence>): Evidence {
     serial: [],
     pair: [],
     freezes: [],
+    kills: [],
+    lostLocks: [],
     pidOwners: new Map([
       [101, 'w1'],
       [202, 'w2'],
@@ -34,6 +37,13 @@ const note = (text: string, executed: string, status = 'ok') => ({
   tool: 'notes__add_note',
   arguments: { text },
   outcome: { status, executed, attempts: 1, workerId: 'w1' },
+});
+
+const call = (label: string, start: number, end: number, pid: number): RecordedCall => ({
+  label,
+  start,
+  end,
+  pid,
 });
 
 describe('fault suite promises', () => {
@@ -87,12 +97,6 @@ describe('fault suite promises', () => {
   });
 
   it('excuses an overlap with a frozen worker’s own running call, and no other', () => {
-    const call = (label: string, start: number, end: number, pid: number): RecordedCall => ({
-      label,
-      start,
-      end,
-      pid,
-    });
     const frozen: Freeze = { workerId: 'w1', pod: false, serverPids: [101], from: 1_000, to: 5_000 };
     const finding = concurrencyLimit(
       evidence({ freezes: [frozen] }),
@@ -110,6 +114,58 @@ describe('fault suite promises', () => {
     expect(finding.examples[0]).toMatchObject({ started: { label: 'y' }, whileRunning: [{ label: 'x' }] });
     expect(finding.excused?.count).toBe(1);
     expect(finding.excused?.examples[0]).toMatchObject({ started: { label: 'next' } });
+  });
+
+  it('excuses an overlap with a call whose worker lost its lock or was killed during it, and no other', () => {
+    const recorded = (label: string) => ({
+      id: `call-${label}`,
+      tool: 'rec-serial__record',
+      arguments: { label },
+      outcome: { status: 'ok', executed: 'yes' },
+    });
+    const jobs = [
+      {
+        id: 'job-1',
+        status: 'succeeded',
+        toolCalls: ['starved', 'after', 'orphan', 'next', 'kept', 'late'].map(recorded),
+      },
+    ];
+    const bullId = (label: string) => toolCallJobId('job-1', `call-${label}`);
+    const finding = concurrencyLimit(
+      evidence({
+        jobs,
+        // w1 lost the lock of `starved` while it ran; its loss of `kept` was logged before `kept` started.
+        lostLocks: [
+          { workerId: 'w1', bullJobId: bullId('starved'), at: 1_500 },
+          { workerId: 'w1', bullJobId: bullId('kept'), at: 9_000 },
+        ],
+        kills: [{ workerId: 'w1', at: 5_100 }],
+      }),
+      [
+        call('starved', 1_000, 3_500, 101),
+        call('after', 3_000, 3_100, 202),
+        // Killed while its server ran `orphan`: the server finished it after w2 took the next call.
+        call('orphan', 5_000, 7_500, 101),
+        call('next', 7_000, 7_100, 202),
+        // Nothing happened to w1 while `kept` ran: the overlap is real.
+        call('kept', 10_000, 12_000, 101),
+        call('late', 11_000, 11_100, 202),
+      ],
+      1,
+    );
+    expect(finding.broken).toBe(1);
+    expect(finding.examples[0]).toMatchObject({
+      started: { label: 'late' },
+      whileRunning: [{ label: 'kept' }],
+    });
+    expect(finding.excused?.count).toBe(2);
+    expect(finding.excused?.examples).toMatchObject([
+      {
+        started: { label: 'after' },
+        whileRunning: [{ label: 'starved', ownershipLost: 'w1 lost the lock' }],
+      },
+      { started: { label: 'next' }, whileRunning: [{ label: 'orphan', ownershipLost: 'w1 killed' }] },
+    ]);
   });
 
   it('lists the calls a frozen worker’s servers were running during the freeze', () => {

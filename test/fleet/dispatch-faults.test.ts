@@ -1,52 +1,24 @@
 import { randomUUID } from 'node:crypto';
 import {
+  connectRedis,
   parseConfig,
+  primaries,
+  type RedisConnection,
   redisKeys,
+  redisTargetFromEnv,
   type ToolCallJob,
   type ToolCallOutcome,
   toolCallJobId,
   toolQueueName,
-  type WorkerHeartbeat,
 } from '@switchyard/contracts';
 import { CatalogReader } from '@switchyard/orchestrator/catalog';
 import { ToolCallDispatcher } from '@switchyard/orchestrator/dispatch';
-import { type Job, Worker } from 'bullmq';
-import { Redis } from 'ioredis';
+import { Worker } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connect, dropPrefix, REDIS_URL, uniquePrefix } from '../support/redis.ts';
+import { connect, dropPrefix, REDIS_CLUSTER_NODES, REDIS_URL, uniquePrefix } from '../support/redis.ts';
+import { announceStandInWorker, okOutcome } from '../support/stand-in-worker.ts';
 
 const SERVER = 'quiet';
-
-function heartbeat(): WorkerHeartbeat {
-  return {
-    workerId: 'quiet-worker',
-    host: 'test',
-    pid: 1,
-    startedAt: Date.now(),
-    beatAt: Date.now(),
-    expiresAt: Date.now() + 600_000,
-    sessions: { [SERVER]: { state: 'ready', since: 0, connects: 1 } },
-  };
-}
-
-function okOutcome(job: Job<ToolCallJob>): ToolCallOutcome {
-  return {
-    status: 'ok',
-    executed: 'yes',
-    attempts: 1,
-    server: SERVER,
-    tool: job.data.tool,
-    jobId: job.data.jobId,
-    toolCallId: job.data.toolCallId,
-    workerId: 'quiet-worker',
-    queuedMs: 0,
-    runMs: 0,
-    text: 'ran',
-    content: [],
-    truncated: false,
-    finishedAt: Date.now(),
-  };
-}
 
 /** Resolves with the first error reported whose message contains `text`. */
 function errorCollector() {
@@ -90,7 +62,7 @@ describe('a finished job with an unreadable return value', () => {
 
   it('settles failed with executed unknown and says why', { timeout: 30_000 }, async () => {
     const config = parseConfig({ servers: { [SERVER]: { command: 'true', queueTimeoutMs: 3_600_000 } } });
-    await redis.hset(redisKeys.workers(prefix), 'quiet-worker', JSON.stringify(heartbeat()));
+    await announceStandInWorker(redis, prefix, SERVER);
     // Completes the job with a value that is not an outcome, and announces nothing.
     worker = new Worker(toolQueueName(SERVER), async () => ({ answer: 42 }), {
       connection: workerRedis,
@@ -127,22 +99,26 @@ describe('a dispatcher whose job reads fail', () => {
   const password = randomUUID();
   const redis = connect('switchyard-test-noread');
   const workerRedis = connect('switchyard-test-noread-worker');
-  let restricted: Redis | undefined;
+  let restricted: RedisConnection | undefined;
   let worker: Worker | undefined;
   let dispatcher: ToolCallDispatcher | undefined;
   const reported = errorCollector();
   const config = parseConfig({ servers: { [SERVER]: { command: 'true', queueTimeoutMs: 3_600_000 } } });
 
   beforeAll(async () => {
-    await redis.call('ACL', 'SETUSER', user, 'on', `>${password}`, '~*', '&*', '+@all', '-hgetall');
-    restricted = new Redis(REDIS_URL, {
-      username: user,
-      password,
-      maxRetriesPerRequest: null,
-      connectionName: 'switchyard-test-noread-dispatcher',
-    });
+    // ACL users are per node: on a cluster every primary needs it.
+    for (const node of primaries(redis)) {
+      await node.call('ACL', 'SETUSER', user, 'on', `>${password}`, '~*', '&*', '+@all', '-hgetall');
+    }
+    const withUser = new URL(REDIS_URL);
+    withUser.username = user;
+    withUser.password = password;
+    restricted = connectRedis(
+      redisTargetFromEnv({ REDIS_URL: withUser.href, REDIS_CLUSTER_NODES }),
+      'switchyard-test-noread-dispatcher',
+    );
     restricted.on('error', () => undefined);
-    await redis.hset(redisKeys.workers(prefix), 'quiet-worker', JSON.stringify(heartbeat()));
+    await announceStandInWorker(redis, prefix, SERVER);
     dispatcher = new ToolCallDispatcher({
       config,
       prefix,
@@ -160,7 +136,7 @@ describe('a dispatcher whose job reads fail', () => {
     await worker?.close();
     await dispatcher?.close();
     await restricted?.quit().catch(() => undefined);
-    await redis.call('ACL', 'DELUSER', user);
+    for (const node of primaries(redis)) await node.call('ACL', 'DELUSER', user);
     await dropPrefix(redis, prefix);
     await Promise.all([redis.quit(), workerRedis.quit()]);
   });

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { exampleServer, Fleet } from '../support/fleet.ts';
 import { tsxArgs, WORKER_MAIN } from '../support/paths.ts';
 import { descendants, isAlive } from '../support/processes.ts';
-import { REDIS_URL } from '../support/redis.ts';
+import { REDIS_URL, redisEnv } from '../support/redis.ts';
 
 /**
  * The worker's life: it publishes its servers' tools and its session states to Redis, follows
@@ -79,7 +79,7 @@ describe('worker lifecycle and catalog', () => {
 
   it('refuses to start on a bad configuration, naming the key', async () => {
     const unknownServer = fleet.group.start('worker bad servers', tsxArgs(WORKER_MAIN), {
-      REDIS_URL,
+      ...redisEnv(REDIS_URL),
       SWITCHYARD_CONFIG: fleet.configPath,
       SWITCHYARD_PREFIX: fleet.prefix,
       WORKER_SERVERS: 'crashy,nope',
@@ -90,7 +90,7 @@ describe('worker lifecycle and catalog', () => {
     const badFile = fleet.path('bad.yaml');
     writeFileSync(badFile, 'servers:\n  docs:\n    transport: http\n    url: not-a-url\n');
     const badConfig = fleet.group.start('worker bad config', tsxArgs(WORKER_MAIN), {
-      REDIS_URL,
+      ...redisEnv(REDIS_URL),
       SWITCHYARD_CONFIG: badFile,
       SWITCHYARD_PREFIX: fleet.prefix,
     });

@@ -4,13 +4,13 @@ import {
   type ToolCallJob,
   type ToolCallOutcome,
   toolQueueName,
-  type WorkerHeartbeat,
 } from '@switchyard/contracts';
 import { CatalogReader } from '@switchyard/orchestrator/catalog';
 import { ToolCallDispatcher } from '@switchyard/orchestrator/dispatch';
 import { Worker } from 'bullmq';
 import { afterAll, describe, expect, it } from 'vitest';
 import { connect, dropPrefix, uniquePrefix } from '../support/redis.ts';
+import { announceStandInWorker, okOutcome } from '../support/stand-in-worker.ts';
 
 /**
  * A worker can die between completing a job and announcing it on the outcomes stream. The dispatcher's
@@ -34,16 +34,7 @@ describe('a lost outcome notification', () => {
   it('is made up for by reading the completed job', async () => {
     // A deadline far away, so the deadline check cannot stand in for the reconcile round.
     const config = parseConfig({ servers: { quiet: { command: 'true', queueTimeoutMs: 3_600_000 } } });
-    const beat: WorkerHeartbeat = {
-      workerId: 'quiet-worker',
-      host: 'test',
-      pid: 1,
-      startedAt: Date.now(),
-      beatAt: Date.now(),
-      expiresAt: Date.now() + 60_000,
-      sessions: { quiet: { state: 'ready', since: 0, connects: 1 } },
-    };
-    await redis.hset(redisKeys.workers(prefix), beat.workerId, JSON.stringify(beat));
+    await announceStandInWorker(redis, prefix, 'quiet', 60_000);
     // A real BullMQ worker that completes calls with a proper outcome but never announces them.
     worker = new Worker<ToolCallJob, ToolCallOutcome>(
       toolQueueName('quiet'),
@@ -51,22 +42,7 @@ describe('a lost outcome notification', () => {
         // Still running when the dispatcher's first look finds it active: only a reconcile round can
         // notice it finished.
         await new Promise((resolve) => setTimeout(resolve, 500));
-        return {
-          status: 'ok',
-          executed: 'yes',
-          attempts: 1,
-          server: 'quiet',
-          tool: job.data.tool,
-          jobId: job.data.jobId,
-          toolCallId: job.data.toolCallId,
-          workerId: 'quiet-worker',
-          queuedMs: 0,
-          runMs: 0,
-          text: 'done quietly',
-          content: [],
-          truncated: false,
-          finishedAt: Date.now(),
-        };
+        return okOutcome(job, 'done quietly');
       },
       { connection: workerRedis, prefix },
     );

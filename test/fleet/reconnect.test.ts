@@ -73,7 +73,8 @@ describe('MCP server failures', () => {
 
     const [crashed, after] = await Promise.all([call('crash', 'crash'), call('who-2', 'whoami')]);
     // The crash is not idempotent and the server died holding it: it may have run, so it is not retried.
-    expect(crashed).toMatchObject({ status: 'failed', executed: 'unknown', attempts: 1 });
+    expect(crashed).toMatchObject({ status: 'indeterminate', executed: 'unknown', attempts: 1 });
+    expect(crashed.text).toMatch(/connection to the server was lost.*not sent again/);
     expect(after.status).toBe('ok');
     const pidOf = (outcome: typeof before) => (outcome.structuredContent as { pid: number }).pid;
     expect(pidOf(after)).not.toBe(pidOf(before));

@@ -3,6 +3,7 @@ import { Fleet } from '../support/fleet.ts';
 import { EVERYTHING_SERVER } from '../support/paths.ts';
 import { freePort } from '../support/ports.ts';
 import type { TestProcess } from '../support/processes.ts';
+import { waitForStderr } from '../support/stderr.ts';
 
 const TRANSPORTS = ['stdio', 'http', 'sse'] as const;
 
@@ -113,17 +114,3 @@ describe('@modelcontextprotocol/server-everything through the fleet', () => {
     expect(outcome).toMatchObject({ status: 'timeout', executed: 'unknown', attempts: 1 });
   });
 });
-
-function waitForStderr(server: TestProcess, text: string, timeoutMs = 15_000): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${server.name}: no "${text}" on stderr`)), timeoutMs);
-    const check = () => {
-      if (server.stderr.join('').includes(text)) {
-        clearTimeout(timer);
-        resolve();
-      }
-    };
-    server.child.stderr?.on('data', check);
-    check();
-  });
-}

@@ -1,12 +1,11 @@
-import { redisKeys } from '@switchyard/contracts';
-import type { Redis } from 'ioredis';
+import { type RedisConnection, redisKeys } from '@switchyard/contracts';
 
 /**
  * Resolves once `check` is true, evaluated now and again on every catalog-changed announcement
  * (workers publish one with each heartbeat): waiting on the fleet's own events, not on a clock.
  */
 export async function untilAnnounced(
-  redis: Redis,
+  redis: RedisConnection,
   prefix: string,
   check: () => Promise<boolean>,
   what: string,

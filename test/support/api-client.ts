@@ -1,6 +1,15 @@
-import { EventSourceParserStream } from 'eventsource-parser/stream';
+import {
+  createSwitchyardClient,
+  type JobEvent,
+  SwitchyardApiError,
+  type SwitchyardClient,
+} from '@switchyard/client';
 
-/** A small HTTP client for the orchestrator API, as a team would use it. */
+/**
+ * The suites' view of the orchestrator API: a thin layer over the typed client (@switchyard/client)
+ * that keeps the answers raw (status, body, headers), because the suites also send what no typed
+ * client would (bad bodies, wrong media types, unknown paths) and check every answer.
+ */
 export interface ApiResponse<T = Record<string, unknown>> {
   status: number;
   body: T;
@@ -16,13 +25,24 @@ export interface SseEvent {
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are whatever the API returned, checked by the tests
 export type Json = any;
 
-const FINAL = new Set(['succeeded', 'failed', 'cancelled']);
+/** openapi-fetch's request, without the document's typing: the suites call any path with any body. */
+type UntypedRequest = (
+  method: string,
+  path: string,
+  init: Record<string, unknown>,
+) => Promise<{ data?: unknown; error?: unknown; response: Response }>;
+
+const FINAL = new Set(['succeeded', 'completed_with_errors', 'failed', 'cancelled']);
 
 export class ApiClient {
+  readonly client: SwitchyardClient;
+
   constructor(
     readonly baseUrl: string,
-    private readonly apiKey?: string,
-  ) {}
+    apiKey?: string,
+  ) {
+    this.client = createSwitchyardClient({ url: baseUrl, ...(apiKey ? { apiKey } : {}) });
+  }
 
   withKey(apiKey: string | undefined): ApiClient {
     return new ApiClient(this.baseUrl, apiKey);
@@ -34,21 +54,25 @@ export class ApiClient {
     body?: unknown,
     headers: Record<string, string> = {},
   ): Promise<ApiResponse<Json>> {
-    const response = await fetch(`${this.baseUrl}${path}`, {
-      method,
-      headers: {
-        ...(this.apiKey ? { authorization: `Bearer ${this.apiKey}` } : {}),
-        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
-        ...headers,
-      },
-      ...(body !== undefined ? { body: typeof body === 'string' ? body : JSON.stringify(body) } : {}),
+    const send = this.client.http.request as unknown as UntypedRequest;
+    const { data, error, response } = await send(method.toLowerCase(), path, {
+      headers,
+      parseAs: 'text',
+      // A string is sent as written (the suites' malformed bodies); anything else as JSON.
+      ...(body !== undefined
+        ? {
+            body,
+            bodySerializer: (value: unknown) => (typeof value === 'string' ? value : JSON.stringify(value)),
+          }
+        : {}),
     });
-    const text = await response.text();
-    let parsed: unknown = text;
-    try {
-      parsed = JSON.parse(text);
-    } catch {}
-    return { status: response.status, body: parsed as Json, headers: response.headers };
+    // openapi-fetch parsed an error body already (when it was JSON); a success body is the text asked for.
+    const answer = response.ok ? (data ?? '') : (error ?? '');
+    return {
+      status: response.status,
+      body: typeof answer === 'string' ? parse(answer) : answer,
+      headers: response.headers,
+    };
   }
 
   submit(job: unknown, headers: Record<string, string> = {}): Promise<ApiResponse<Json>> {
@@ -56,15 +80,13 @@ export class ApiClient {
   }
 
   async job(id: string): Promise<Json> {
-    const response = await this.request('GET', `/v1/jobs/${id}`);
-    if (response.status !== 200)
-      throw new Error(`GET job ${id}: ${response.status} ${JSON.stringify(response.body)}`);
-    return response.body;
+    return this.client.getJob(id);
   }
 
   /**
-   * Reads the job's server-sent events until `until` says stop (default: a final status), then
-   * returns every event read. The stream is the API's own; no polling.
+   * Reads the job's server-sent events on one connection (the client's own reader) until `until` says
+   * stop (default: a final status), then returns every event read. No polling, no reconnect: a stream
+   * that ends returns what it had.
    */
   async events(
     id: string,
@@ -76,25 +98,12 @@ export class ApiClient {
     const timer = setTimeout(() => controller.abort(), timeoutMs);
     const events: SseEvent[] = [];
     try {
-      const response = await fetch(`${this.baseUrl}/v1/jobs/${id}/events`, {
-        headers: {
-          ...(this.apiKey ? { authorization: `Bearer ${this.apiKey}` } : {}),
-          ...(lastEventId ? { 'last-event-id': String(lastEventId) } : {}),
-        },
+      const stream = await this.client.jobEvents(id, {
         signal: controller.signal,
+        ...(lastEventId ? { lastEventId: String(lastEventId) } : {}),
       });
-      if (response.status !== 200 || !response.body)
-        throw new Error(`events of ${id}: HTTP ${response.status}`);
-      const messages = response.body
-        .pipeThrough(new TextDecoderStream())
-        .pipeThrough(new EventSourceParserStream());
-      for await (const message of messages) {
-        if (!message.event) continue;
-        const event: SseEvent = {
-          id: Number(message.id),
-          event: message.event,
-          data: JSON.parse(message.data) as Record<string, unknown>,
-        };
+      for await (const received of stream) {
+        const event = sseEvent(received);
         events.push(event);
         if (until(event)) return events;
       }
@@ -104,6 +113,7 @@ export class ApiClient {
         throw new Error(
           `events of ${id}: nothing final within ${timeoutMs} ms; got ${JSON.stringify(events.map((event) => event.event))}`,
         );
+      if (error instanceof SwitchyardApiError) throw new Error(`events of ${id}: HTTP ${error.status}`);
       throw error;
     } finally {
       clearTimeout(timer);
@@ -115,6 +125,36 @@ export class ApiClient {
   async finished(id: string, timeoutMs?: number): Promise<Json> {
     await this.events(id, isFinal, timeoutMs);
     return this.job(id);
+  }
+
+  /**
+   * Like `finished`, through a dependency outage: a stream that ends early (PostgreSQL or Redis went away
+   * under it) is read again, as an SSE client reconnects, until the job reads final.
+   */
+  async finishedDespiteOutages(id: string, timeoutMs = 120_000): Promise<Json> {
+    const deadline = Date.now() + timeoutMs;
+    while (Date.now() < deadline) {
+      await this.events(id, isFinal, deadline - Date.now()).catch(() => undefined);
+      const response = await this.request('GET', `/v1/jobs/${id}`);
+      if (response.status === 200 && FINAL.has(String(response.body.status))) return response.body;
+    }
+    throw new Error(`job ${id} not final within ${timeoutMs} ms`);
+  }
+}
+
+function sseEvent(event: JobEvent): SseEvent {
+  return {
+    id: Number(event.id),
+    event: event.event === 'other' ? event.name : event.event,
+    data: event.data as Record<string, unknown>,
+  };
+}
+
+function parse(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
   }
 }
 

@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
-import { ApiClient } from './api-client.ts';
+import { ApiClient, type Json } from './api-client.ts';
 import { Fleet, type ServerEntry } from './fleet.ts';
 import { entryPoint, tsxArgs } from './paths.ts';
 import type { TestProcess } from './processes.ts';
+import { redisEnv } from './redis.ts';
 
 export const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 
@@ -72,7 +73,7 @@ export class Deployment extends Fleet {
       `orchestrator ${id}`,
       tsxArgs(entryPoint('apps/orchestrator', 'main', this.runMode)),
       {
-        REDIS_URL: this.redisUrl,
+        ...redisEnv(this.redisUrl),
         DATABASE_URL: this.databaseUrl,
         DATABASE_SCHEMA: this.schema,
         SWITCHYARD_CONFIG: this.configPath,
@@ -116,4 +117,28 @@ export class Deployment extends Fleet {
       await client.end();
     }
   }
+}
+
+/**
+ * Submits a job through the first of `replicas` (team alpha) and finds out which replica took its run
+ * (its `running` event names it): that one is `doomed` by a failover test, the other is the `survivor`.
+ */
+export async function submitAndFindRunner(
+  replicas: Orchestrator[],
+  body: unknown,
+): Promise<{ id: string; doomed: Orchestrator; survivor: Orchestrator }> {
+  const api = replicas[0]?.api('alpha');
+  if (!api) throw new Error('no replica');
+  const submitted = await api.submit(body);
+  if (submitted.status !== 201) {
+    throw new Error(`submitting the job failed: HTTP ${submitted.status} ${JSON.stringify(submitted.body)}`);
+  }
+  const id: string = submitted.body.id;
+  const running: Json = (
+    await api.events(id, (event) => event.event === 'status' && event.data.status === 'running')
+  ).at(-1);
+  const doomed = replicas.find((replica) => replica.process.name === `orchestrator ${running.data.replica}`);
+  const survivor = replicas.find((replica) => replica !== doomed);
+  if (!doomed || !survivor) throw new Error(`no replica named ${running.data.replica}`);
+  return { id, doomed, survivor };
 }

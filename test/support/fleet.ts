@@ -13,7 +13,7 @@ import { ToolCallDispatcher } from '@switchyard/orchestrator/dispatch';
 import { stringify } from 'yaml';
 import { entryPoint, exampleServerPath, RUN_MODE, type RunMode, tsxArgs } from './paths.ts';
 import { ProcessGroup, type TestProcess } from './processes.ts';
-import { connect, dropPrefix, REDIS_URL, uniquePrefix } from './redis.ts';
+import { connect, defaultClusterNodes, dropPrefix, REDIS_URL, redisEnv, uniquePrefix } from './redis.ts';
 
 export type ServerEntry = Record<string, unknown>;
 
@@ -51,6 +51,7 @@ export class Fleet {
   runMode: RunMode = RUN_MODE;
   readonly redis: ReturnType<typeof connect>;
   private dispatcherInstance: ToolCallDispatcher | undefined;
+  private otherDispatcherInstance: ToolCallDispatcher | undefined;
   private readonly dispatcherRedis: ReturnType<typeof connect>;
   private readonly catalogReader: CatalogReader;
 
@@ -62,9 +63,11 @@ export class Fleet {
     extra: Record<string, unknown> = {},
     /** The Redis every process of this deployment uses (default: the machine's). */
     readonly redisUrl = REDIS_URL,
+    /** Seeds of a Redis Cluster (`host:port,…`) to use instead; default: the suite's, for the default Redis. */
+    readonly redisClusterNodes = defaultClusterNodes(redisUrl),
   ) {
-    this.redis = connect('switchyard-test-fleet', redisUrl);
-    this.dispatcherRedis = connect('switchyard-test-dispatcher', redisUrl);
+    this.redis = connect('switchyard-test-fleet', redisUrl, redisClusterNodes);
+    this.dispatcherRedis = connect('switchyard-test-dispatcher', redisUrl, redisClusterNodes);
     this.prefix = uniquePrefix(label);
     this.catalogReader = new CatalogReader(this.dispatcherRedis, this.prefix, 100);
     this.dir = mkdtempSync(join(tmpdir(), `switchyard-${label}-`));
@@ -91,7 +94,7 @@ export class Fleet {
       `worker ${id}`,
       tsxArgs(entryPoint('apps/tool-worker', 'main', this.runMode)),
       {
-        REDIS_URL: this.redisUrl,
+        ...redisEnv(this.redisUrl, this.redisClusterNodes),
         SWITCHYARD_CONFIG: this.configPath,
         SWITCHYARD_PREFIX: this.prefix,
         WORKER_ID: id,
@@ -111,28 +114,43 @@ export class Fleet {
         ),
       ),
     );
+    // A consumer may start before its server's tool list reaches Redis (in a cluster the catalog and the
+    // queue live on different nodes); a call dispatched before that is treated as non-idempotent.
+    if (waitFor.length > 0) {
+      await this.untilCatalog(
+        `catalog entry for ${waitFor.join(', ')}`,
+        options.timeoutMs ?? 90_000,
+        async () => {
+          const entries = await this.redis.hmget(redisKeys.catalog(this.prefix), ...waitFor);
+          return entries.every((entry) => entry !== null);
+        },
+      );
+    }
     return worker;
   }
 
   /**
-   * Resolves once a live worker's heartbeat shows `server`'s session in `state` (workers announce every
-   * heartbeat on the catalog-changed channel), and drops the dispatcher's catalog cache so its next
-   * call sees it too.
+   * Resolves once a live worker's heartbeat shows `server`'s session in `state`, and drops the
+   * dispatcher's catalog cache so its next call sees it too.
    */
   async sessionState(server: string, state: SessionState, timeoutMs = 30_000): Promise<void> {
-    const subscriber = this.redis.duplicate();
-    const seen = async () => {
+    await this.untilCatalog(`a heartbeat with ${server} ${state}`, timeoutMs, async () => {
       const beats = Object.values(await this.redis.hgetall(redisKeys.workers(this.prefix)));
       return beats.some(
         (raw) => WorkerHeartbeatSchema.parse(JSON.parse(raw)).sessions[server]?.state === state,
       );
-    };
+    });
+  }
+
+  /**
+   * Waits for `seen` to hold, checked now and on every catalog-changed message (workers announce each
+   * heartbeat and each tool list there), then drops the dispatcher's catalog cache.
+   */
+  private async untilCatalog(what: string, timeoutMs: number, seen: () => Promise<boolean>): Promise<void> {
+    const subscriber = this.redis.duplicate();
     try {
       await new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(
-          () => reject(new Error(`no heartbeat with ${server} ${state} in ${timeoutMs} ms`)),
-          timeoutMs,
-        );
+        const timer = setTimeout(() => reject(new Error(`no ${what} in ${timeoutMs} ms`)), timeoutMs);
         const check = () =>
           void seen().then((found) => {
             if (found) {
@@ -150,21 +168,31 @@ export class Fleet {
   }
 
   async dispatcher(): Promise<ToolCallDispatcher> {
-    if (!this.dispatcherInstance) {
-      this.dispatcherInstance = new ToolCallDispatcher({
-        config: this.config,
-        prefix: this.prefix,
-        redis: this.dispatcherRedis,
-        catalog: this.catalogReader,
-        reconcileEveryMs: 2_000,
-      });
-      await this.dispatcherInstance.start();
-    }
+    this.dispatcherInstance ??= await this.startDispatcher();
     return this.dispatcherInstance;
+  }
+
+  /** A second dispatcher, as another orchestrator replica's: the same queues, its own waits. */
+  async otherDispatcher(): Promise<ToolCallDispatcher> {
+    this.otherDispatcherInstance ??= await this.startDispatcher();
+    return this.otherDispatcherInstance;
+  }
+
+  private async startDispatcher(): Promise<ToolCallDispatcher> {
+    const dispatcher = new ToolCallDispatcher({
+      config: this.config,
+      prefix: this.prefix,
+      redis: this.dispatcherRedis,
+      catalog: this.catalogReader,
+      reconcileEveryMs: 2_000,
+    });
+    await dispatcher.start();
+    return dispatcher;
   }
 
   async close(): Promise<void> {
     await this.dispatcherInstance?.close();
+    await this.otherDispatcherInstance?.close();
     await this.group.stopAll();
     await dropPrefix(this.redis, this.prefix);
     await this.redis.quit();

@@ -10,6 +10,9 @@ export interface ReceivedSpan {
   name: string;
   kind: number;
   attributes: Record<string, unknown>;
+  /** Epoch milliseconds (fractional). */
+  startMs: number;
+  durationMs: number;
 }
 
 interface OtlpValue {
@@ -33,6 +36,8 @@ interface OtlpExport {
         name: string;
         kind: number;
         attributes?: OtlpAttribute[];
+        startTimeUnixNano?: string;
+        endTimeUnixNano?: string;
       }>;
     }>;
   }>;
@@ -41,6 +46,7 @@ interface OtlpExport {
 const plainValue = (value: OtlpValue): unknown =>
   value.stringValue ??
   (value.intValue !== undefined ? Number(value.intValue) : (value.boolValue ?? value.doubleValue));
+const nanosToMs = (nanos: string | undefined) => (nanos ? Number(BigInt(nanos) / 1000n) / 1000 : 0);
 const attributesOf = (list: OtlpAttribute[] = []) =>
   Object.fromEntries(list.map((entry) => [entry.key, plainValue(entry.value)]));
 
@@ -118,6 +124,8 @@ export class OtlpReceiver {
             name: span.name,
             kind: span.kind,
             attributes: attributesOf(span.attributes),
+            startMs: nanosToMs(span.startTimeUnixNano),
+            durationMs: nanosToMs(span.endTimeUnixNano) - nanosToMs(span.startTimeUnixNano),
           });
         }
       }

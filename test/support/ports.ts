@@ -22,3 +22,15 @@ export async function freePort(): Promise<number> {
   }
   throw new Error('no free port between 20000 and 32000');
 }
+
+/**
+ * A free port whose companion `port + offset` is free too (a Redis Cluster node's bus port), both below
+ * the kernel's ephemeral range.
+ */
+export async function freePortPair(offset: number): Promise<number> {
+  for (let attempt = 0; attempt < 100; attempt++) {
+    const port = await tryListen(20_000 + Math.floor(Math.random() * (32_000 - 20_000 - offset)));
+    if (port && (await tryListen(port + offset))) return port;
+  }
+  throw new Error(`no free port pair (p, p + ${offset}) between 20000 and 32000`);
+}

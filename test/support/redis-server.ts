@@ -6,10 +6,13 @@ import { createInterface } from 'node:readline';
 import { freePort } from './ports.ts';
 
 /**
- * A Redis server of a test's own, with AOF (appendfsync always), that the test may kill and restart:
+ * A Redis server of a test's own, with AOF (appendfsync always) unless asked not to, that the test may kill and restart:
  * never the machine's shared one. Readiness is read from its log, not guessed.
  */
 export class DedicatedRedis {
+  /** `persistent: false`: no AOF, for measurements of Redis's own work (the benchmark's command counts). */
+  constructor(private readonly options: { persistent?: boolean } = {}) {}
+
   private child: ChildProcess | undefined;
   private readonly dir = mkdtempSync(join(tmpdir(), 'switchyard-redis-'));
   port = 0;
@@ -35,10 +38,9 @@ export class DedicatedRedis {
         '127.0.0.1',
         '--dir',
         this.dir,
-        '--appendonly',
-        'yes',
-        '--appendfsync',
-        'always',
+        ...(this.options.persistent === false
+          ? ['--appendonly', 'no']
+          : ['--appendonly', 'yes', '--appendfsync', 'always']),
         '--save',
         '',
         '--logfile',
