@@ -8,10 +8,15 @@ import { loadavg } from 'node:os';
 import { closeEverything, progress } from './harness.ts';
 import { machineInfo } from './machine.ts';
 import { type BenchSettings, RESULTS_JSON, RESULTS_MD, writeReport } from './report.ts';
+import { cluster } from './scenarios/cluster.ts';
 import { fencing } from './scenarios/fencing.ts';
+import { lanes } from './scenarios/lanes.ts';
 import { latency } from './scenarios/latency.ts';
+import { MCP_GATEWAY_SETTINGS, mcpGateway } from './scenarios/mcp-gateway.ts';
 import { orchestrator } from './scenarios/orchestrator.ts';
 import { parallel } from './scenarios/parallel.ts';
+import { redisCost } from './scenarios/redis-cost.ts';
+import { revisions } from './scenarios/revisions.ts';
 import { rssByMode } from './scenarios/rss-modes.ts';
 import { serialized } from './scenarios/serialized.ts';
 import { workerMemory } from './scenarios/worker-memory.ts';
@@ -20,8 +25,21 @@ import { workerMemory } from './scenarios/worker-memory.ts';
 const SETTINGS: BenchSettings = {
   latency: { warmup: 20, rounds: 10, perRound: 30, perCallSessionPerRound: 3 },
   fencing: { warmup: 20, rounds: 10, perRound: 30 },
+  revisions: { warmup: 20, rounds: 10, perRound: 20 },
+  redisCost: { warmup: 30, calls: 300, idleMs: 3_000 },
   serialized: { warmup: 50, sizes: [100, 1000], repetitions: 3 },
+  cluster: { warmup: 30, rounds: 10, perRound: 40, burst: 500 },
   parallel: { serverCounts: [1, 4, 10], callsPerServer: 100, toolMs: 20, repetitions: 2 },
+  lanes: {
+    toolMs: 20,
+    serialCalls: 100,
+    mixedCalls: 300,
+    wideConcurrency: 8,
+    repetitions: 3,
+    floodCalls: 200,
+    floodToolMs: 5,
+    fairnessRepetitions: 3,
+  },
   workerMemory: { sessionCounts: [1, 10], callsPerSession: 50 },
   orchestrator: {
     directCalls: 100,
@@ -35,6 +53,7 @@ const SETTINGS: BenchSettings = {
     toolMs: 2_000,
   },
   rssByMode: { jobs: 40, callsPerJob: 25, toolMs: 10 },
+  mcpGateway: MCP_GATEWAY_SETTINGS,
 };
 
 /** A run that takes this long is stuck: stop everything and fail. */
@@ -52,11 +71,16 @@ async function main(): Promise<void> {
   const date = new Date().toISOString();
   const latencyResult = await latency(SETTINGS.latency);
   const fencingResult = await fencing(SETTINGS.fencing);
+  const revisionsResult = await revisions(SETTINGS.revisions);
+  const redisCostResult = await redisCost(SETTINGS.redisCost);
   const serializedResult = await serialized(SETTINGS.serialized);
+  const clusterResult = await cluster(SETTINGS.cluster);
   const parallelResult = await parallel(SETTINGS.parallel);
+  const lanesResult = await lanes(SETTINGS.lanes);
   const workerMemoryResult = await workerMemory(SETTINGS.workerMemory);
   const orchestratorResult = await orchestrator(SETTINGS.orchestrator);
   const rssByModeResult = await rssByMode(SETTINGS.rssByMode);
+  const mcpGatewayResult = await mcpGateway(SETTINGS.mcpGateway);
   const { markdown, readmeUpdated } = writeReport({
     date,
     durationSeconds: (performance.now() - started) / 1000,
@@ -64,11 +88,16 @@ async function main(): Promise<void> {
     settings: SETTINGS,
     latency: latencyResult,
     fencing: fencingResult,
+    revisions: revisionsResult,
+    redisCost: redisCostResult,
     serialized: serializedResult,
+    cluster: clusterResult,
     parallel: parallelResult,
+    lanes: lanesResult,
     workerMemory: workerMemoryResult,
     orchestrator: orchestratorResult,
     rssByMode: rssByModeResult,
+    mcpGateway: mcpGatewayResult,
   });
   process.stdout.write(`\n${markdown}\n\n`);
   progress(`wrote ${RESULTS_JSON} and ${RESULTS_MD}`);

@@ -1,20 +1,18 @@
 /**
  * The floor of any BullMQ design, as its own process: a BullMQ Worker whose processor does nothing.
- * Started by floor.ts with BENCH_PREFIX, BENCH_QUEUE, BENCH_CONCURRENCY and (optionally)
+ * Started by floor.ts with REDIS_URL / REDIS_CLUSTER_NODES, BENCH_PREFIX, BENCH_QUEUE, BENCH_CONCURRENCY and (optionally)
  * BENCH_GLOBAL_CONCURRENCY, which it sets on the queue before it starts consuming.
  */
+import { connectRedis, redisTargetFromEnv } from '@switchyard/contracts';
 import { Queue, Worker } from 'bullmq';
-import { Redis } from 'ioredis';
 
 const prefix = required('BENCH_PREFIX');
 const queueName = required('BENCH_QUEUE');
 const concurrency = Number(process.env.BENCH_CONCURRENCY ?? '1');
 const globalConcurrency = process.env.BENCH_GLOBAL_CONCURRENCY;
 
-const connection = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', {
-  maxRetriesPerRequest: null,
-  connectionName: 'switchyard-bench-floor-worker',
-});
+// REDIS_URL, or a Redis Cluster when REDIS_CLUSTER_NODES is set: the same connection the apps make.
+const connection = connectRedis(redisTargetFromEnv(), 'switchyard-bench-floor-worker');
 const queue = new Queue(queueName, { connection, prefix });
 if (globalConcurrency) await queue.setGlobalConcurrency(Number(globalConcurrency));
 const worker = new Worker(queueName, async () => ({ ok: true }), { connection, prefix, concurrency });

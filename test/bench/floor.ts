@@ -1,27 +1,35 @@
 import { randomUUID } from 'node:crypto';
+import { duplicateRedis } from '@switchyard/contracts';
 import { type Job, Queue, QueueEvents } from 'bullmq';
 import type { Fleet } from '../support/fleet.ts';
 import { REPO_ROOT, tsxArgs } from '../support/paths.ts';
-import { connect, REDIS_URL } from '../support/redis.ts';
+import { connect, redisEnv } from '../support/redis.ts';
 
 const FLOOR_WORKER = `${REPO_ROOT}/test/bench/floor-worker.ts`;
 
 /**
- * The bare-BullMQ floor, on a fleet's prefix (so Fleet.close deletes its keys and stops its worker): a
- * no-op Worker in its own process, and a producer here that adds a job and waits for its completion
- * the standard way (QueueEvents, a blocking read of the queue's event stream).
+ * The bare-BullMQ floor, on a fleet's prefix and Redis (so Fleet.close deletes its keys and stops its
+ * worker): a no-op Worker in its own process, and a producer here that adds a job and waits for its
+ * completion the standard way (QueueEvents, a blocking read of the queue's event stream). On a Redis
+ * Cluster the queue name needs a hash tag (`floor.{x}`, like Switchyard's `tools.{server}`) so that
+ * all of the queue's keys share a slot.
  */
 export class Floor {
-  private readonly redis = connect('switchyard-bench-floor');
+  private readonly redis: ReturnType<typeof connect>;
   private readonly queue: Queue;
   private readonly events: QueueEvents;
 
   private constructor(
     private readonly queueName: string,
-    prefix: string,
+    fleet: Fleet,
   ) {
+    const prefix = fleet.prefix;
+    this.redis = connect('switchyard-bench-floor', fleet.redisUrl, fleet.redisClusterNodes);
     this.queue = new Queue(queueName, { connection: this.redis, prefix });
-    this.events = new QueueEvents(queueName, { connection: this.redis.duplicate(), prefix });
+    this.events = new QueueEvents(queueName, {
+      connection: duplicateRedis(this.redis, 'switchyard-bench-floor'),
+      prefix,
+    });
   }
 
   /** Starts the no-op worker process (global concurrency when given) and the producer side. */
@@ -29,11 +37,11 @@ export class Floor {
     fleet: Fleet,
     options: { queue: string; concurrency?: number; globalConcurrency?: number },
   ): Promise<Floor> {
-    const floor = new Floor(options.queue, fleet.prefix);
+    const floor = new Floor(options.queue, fleet);
     try {
       await floor.events.waitUntilReady();
       const worker = fleet.group.start(`floor worker ${options.queue}`, tsxArgs(FLOOR_WORKER), {
-        REDIS_URL,
+        ...redisEnv(fleet.redisUrl, fleet.redisClusterNodes),
         BENCH_PREFIX: fleet.prefix,
         BENCH_QUEUE: options.queue,
         BENCH_CONCURRENCY: String(options.concurrency ?? 1),

@@ -1,6 +1,7 @@
 import type { ToolCallOutcome } from '@switchyard/contracts';
 import type { ToolCallDispatcher } from '@switchyard/orchestrator/dispatch';
 import { Fleet, type ServerEntry } from '../support/fleet.ts';
+import { REDIS_URL } from '../support/redis.ts';
 
 const started = performance.now();
 
@@ -91,9 +92,16 @@ export async function all<T extends readonly unknown[] | []>(
   };
 }
 
-/** A Fleet with production worker settings whose processes log at info. */
-export function benchFleet(label: string, servers: (dir: string) => Record<string, ServerEntry>): Fleet {
-  const fleet = new Fleet(label, servers, PRODUCTION_WORKER_SETTINGS);
+/**
+ * A Fleet with production worker settings whose processes log at info; on the machine's Redis unless
+ * `clusterNodes` names a Redis Cluster (`host:port,…`) for it.
+ */
+export function benchFleet(
+  label: string,
+  servers: (dir: string) => Record<string, ServerEntry>,
+  clusterNodes?: string,
+): Fleet {
+  const fleet = new Fleet(label, servers, PRODUCTION_WORKER_SETTINGS, {}, REDIS_URL, clusterNodes);
   Object.assign(fleet.processEnv, BENCH_PROCESS_ENV);
   return fleet;
 }

@@ -2,10 +2,17 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { REPO_ROOT, RUN_MODE } from '../support/paths.ts';
 import type { Machine } from './machine.ts';
+import { renderCluster } from './report-cluster.ts';
+import { renderLanes } from './report-lanes.ts';
+import type { ClusterOptions, ClusterResult } from './scenarios/cluster.ts';
 import type { FencingOptions, FencingResult } from './scenarios/fencing.ts';
+import type { LanesOptions, LanesResult } from './scenarios/lanes.ts';
 import type { LatencyOptions, LatencyResult } from './scenarios/latency.ts';
+import { type McpGatewayOptions, type McpGatewayResult, renderMcpGateway } from './scenarios/mcp-gateway.ts';
 import type { OrchestratorOptions, OrchestratorResult } from './scenarios/orchestrator.ts';
 import type { ParallelOptions, ParallelResult } from './scenarios/parallel.ts';
+import type { CostRow, RedisCostOptions, RedisCostResult } from './scenarios/redis-cost.ts';
+import type { RevisionsOptions, RevisionsResult } from './scenarios/revisions.ts';
 import type { ProcessRss, RssByModeOptions, RssByModeResult } from './scenarios/rss-modes.ts';
 import type { SerializedOptions, SerializedResult } from './scenarios/serialized.ts';
 import type { WorkerMemoryOptions, WorkerMemoryResult } from './scenarios/worker-memory.ts';
@@ -14,11 +21,16 @@ import { mib, ms, perSecond, ratio, type Summary } from './stats.ts';
 export interface BenchSettings {
   latency: LatencyOptions;
   fencing: FencingOptions;
+  revisions: RevisionsOptions;
+  redisCost: RedisCostOptions;
   serialized: SerializedOptions;
+  cluster: ClusterOptions;
   parallel: ParallelOptions;
+  lanes: LanesOptions;
   workerMemory: WorkerMemoryOptions;
   orchestrator: OrchestratorOptions;
   rssByMode: RssByModeOptions;
+  mcpGateway: McpGatewayOptions;
 }
 
 export interface BenchResults {
@@ -28,11 +40,16 @@ export interface BenchResults {
   settings: BenchSettings;
   latency: LatencyResult;
   fencing: FencingResult;
+  revisions: RevisionsResult;
+  redisCost: RedisCostResult;
   serialized: SerializedResult;
+  cluster: ClusterResult;
   parallel: ParallelResult;
+  lanes: LanesResult;
   workerMemory: WorkerMemoryResult;
   orchestrator: OrchestratorResult;
   rssByMode: RssByModeResult;
+  mcpGateway: McpGatewayResult;
 }
 
 /** The headline ratios, each between two figures of the same run. */
@@ -136,7 +153,7 @@ export function derive(results: BenchResults): Derived {
   };
 }
 
-function table(headers: string[], alignRight: boolean[], rows: string[][]): string {
+export function table(headers: string[], alignRight: boolean[], rows: string[][]): string {
   const rule = alignRight.map((right) => (right ? '---:' : '---'));
   return [headers, rule, ...rows].map((cells) => `| ${cells.join(' | ')} |`).join('\n');
 }
@@ -208,6 +225,62 @@ export function renderMarkdown(results: BenchResults, derived: Derived): string 
       `${plus(fence.nonIdempotent.p99 - fence.idempotent.p99)} at p99.`,
   );
 
+  const cost = results.redisCost;
+  const costRow = (label: string, row: CostRow) => [
+    label,
+    row.commands.toFixed(1),
+    String(Math.round(row.bytesIn)),
+    String(Math.round(row.bytesOut)),
+    `${row.cpuMs.toFixed(3)} ms`,
+    perSecond(1000 / row.cpuMs),
+  ];
+  out.push(
+    `**What one call costs Redis** (docs/capacity.md): ${cost.calls} calls one at a time on a Redis of the ` +
+      "scenario's own, counted by Redis (INFO commandstats, stats and cpu deltas; commands run inside " +
+      "BullMQ's and Switchyard's Lua scripts are counted one by one), the fleet's background work measured " +
+      'in a quiet window and taken off. "calls/s per primary" is 1 / Redis CPU per call: what one ' +
+      'single-threaded primary sustains when the calls are all it does.',
+    table(
+      ['call', 'Redis commands', 'bytes in', 'bytes out', 'Redis CPU', 'calls/s per primary'],
+      [false, true, true, true, true, true],
+      [
+        costRow('idempotent echo', cost.idempotent),
+        costRow('non-idempotent echo (fenced)', cost.nonIdempotent),
+      ],
+    ),
+    `Most frequent per idempotent call: ${cost.idempotent.byCommand
+      .slice(0, 8)
+      .map((row) => `${row.command} ${row.perCall.toFixed(1)}`)
+      .join(', ')}. At rest the fleet (one worker on two servers, one dispatcher) sends ` +
+      `${cost.idlePerSecond.commands.toFixed(1)} commands/s and uses ${cost.idlePerSecond.cpuMs.toFixed(2)} ms of ` +
+      `Redis CPU per second. Connections: ${Object.entries(cost.connections)
+        .map(([name, count]) => `${count} ${name.replace(/^sy-test-[^:]+:/, '<prefix>:')}`)
+        .join(', ')}.`,
+  );
+
+  const rev = results.revisions;
+  out.push(
+    '**MCP 2026-07-28 next to 2025-11-25**: the same echo through Switchyard on a 2026-07-28-only server ' +
+      '(stateless: revision and capabilities in every request, no session) and on a 2025-11-25 one ' +
+      `(initialize session), over stdio and Streamable HTTP, one call at a time, taking turns over ${rev.rounds} rounds.`,
+    table(
+      ['server', 'calls', 'p50', 'p99', 'mean', 'p50 vs 2025-11-25 on the same transport'],
+      [false, true, true, true, true, true],
+      [
+        [...fenceRow('2026-07-28, stdio', rev.modernStdio), ratio(rev.modernStdio.p50, rev.legacyStdio.p50)],
+        [...fenceRow('2025-11-25, stdio', rev.legacyStdio), ratio(rev.legacyStdio.p50, rev.legacyStdio.p50)],
+        [
+          ...fenceRow('2026-07-28, Streamable HTTP', rev.modernHttp),
+          ratio(rev.modernHttp.p50, rev.legacyHttp.p50),
+        ],
+        [
+          ...fenceRow('2025-11-25, Streamable HTTP', rev.legacyHttp),
+          ratio(rev.legacyHttp.p50, rev.legacyHttp.p50),
+        ],
+      ],
+    ),
+  );
+
   const sizes = serialized.sizes;
   const serialRow = (
     label: string,
@@ -237,6 +310,8 @@ export function renderMarkdown(results: BenchResults, derived: Derived): string 
     ),
   );
 
+  out.push(...renderCluster(results.cluster, table));
+
   out.push(
     `**Parallel efficiency**: N servers (\`concurrency: 1\` each) whose tool takes ${parallel.toolMs} ms, ` +
       `${results.settings.parallel.callsPerServer} calls to each submitted at once, ${parallel.workers} worker processes ` +
@@ -253,6 +328,7 @@ export function renderMarkdown(results: BenchResults, derived: Derived): string 
       ]),
     ),
   );
+  out.push(...renderLanes(results.lanes, table));
 
   out.push(
     '**Orchestrator overhead**: a real orchestrator on PostgreSQL and one worker; the same calls made ' +
@@ -389,6 +465,8 @@ export function renderMarkdown(results: BenchResults, derived: Derived): string 
       ],
     ),
   );
+
+  out.push(renderMcpGateway(results.mcpGateway, table));
 
   out.push(
     [

@@ -79,6 +79,22 @@ export interface OrchestratorOptions {
   toolMs: number;
 }
 
+/**
+ * Submit → the final status event on the job's SSE stream: what a client waits for. Whether the job
+ * succeeded is checked from that event, so no further request is timed.
+ */
+async function roundTrip(api: ApiClient, body: unknown): Promise<number> {
+  const started = performance.now();
+  const submitted = await api.submit(body);
+  if (submitted.status !== 201)
+    throw new Error(`submit: HTTP ${submitted.status} ${JSON.stringify(submitted.body).slice(0, 500)}`);
+  const events = await api.events(submitted.body.id);
+  const elapsed = performance.now() - started;
+  const final = events.at(-1)?.data.status;
+  if (final !== 'succeeded') throw new Error(`job ${submitted.body.id} ended ${String(final)}`);
+  return elapsed;
+}
+
 const durationMs = (job: JobView) => Date.parse(job.finishedAt ?? '') - Date.parse(job.startedAt ?? '');
 
 /** Submits a job and waits (SSE) until it has ended; throws unless it succeeded with every call ok. */
@@ -193,7 +209,7 @@ export function orchestrator(options: OrchestratorOptions): Promise<Orchestrator
 
     progress('orchestrator: job round trips');
     const roundTrips: number[] = [];
-    for (let i = 0; i < options.roundTrips; i++) roundTrips.push(await timed(() => runJob(api, batchJob(1))));
+    for (let i = 0; i < options.roundTrips; i++) roundTrips.push(await roundTrip(api, batchJob(1)));
 
     const idleRss = rssOf(orchestratorProcess.process.pid);
     const concurrent: ConcurrentRuns[] = [];
