@@ -1,7 +1,7 @@
 /**
  * Writes the orchestrator's OpenAPI document, built from the zod schemas that validate the API, to the
  * file named by the first argument. `npm run generate -w libs/client` keeps libs/client/openapi.json (and
- * the types generated from it) in step with the API; test/e2e/client-generated.test.ts fails when the
+ * the types generated from it) in step with the API; test/e2e/client-document.test.ts fails when the
  * committed copy is stale. The lib cannot import the orchestrator (libs never import apps): this script may.
  */
 import { writeFileSync } from 'node:fs';
