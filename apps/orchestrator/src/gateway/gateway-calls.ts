@@ -331,13 +331,12 @@ export class GatewayCalls implements OnModuleInit {
     });
     const answered = outcome.status === 'ok' || outcome.status === 'tool_error';
     const result = { status: outcome.status, executed: outcome.executed };
-    const ended = answered
-      ? await this.store.finish(job.id, 'succeeded', result)
-      : await this.store.finish(job.id, 'failed', result, `${outcome.status}: ${outcome.text}`);
-    if (ended) {
-      this.metrics.runEnded('mcp', answered ? 'succeeded' : 'failed', job.team);
-      await this.events.publish(job.id, 'status', { status: answered ? 'succeeded' : 'failed' });
-    }
+    const status = answered ? 'succeeded' : 'failed';
+    const error = answered ? undefined : `${outcome.status}: ${outcome.text}`;
+    const ended = await this.events.publishWith(job.id, 'status', { status }, (event) =>
+      this.store.finish(job.id, status, result, error, event),
+    );
+    if (ended) this.metrics.runEnded('mcp', status, job.team);
     log.info({ status: outcome.status, executed: outcome.executed }, 'MCP tool call settled');
   }
 }

@@ -2,8 +2,9 @@ import { FINAL_STATUSES } from './job-request.ts';
 import type { JobStore } from './job-store.ts';
 
 /**
- * A job's final status event is written just after the job is marked final, and the outcomes of its
- * last calls just after they are recorded: a stream waits this long before it takes silence for the end.
+ * A job's final status event is stored with its status (JobStore.finish), but the announcement over
+ * Redis follows the write, and a cancelled job's last calls report after it: a stream waits this long
+ * before it takes silence for the end.
  */
 export const FINAL_EVENT_GRACE_MS = 2_000;
 

@@ -72,20 +72,24 @@ export class JobEvents implements OnModuleInit, OnModuleDestroy {
   /**
    * Publishes an event that `write` stores together with the record it announces (one statement, see
    * JobStore.recordDispatch): the write's failure is the caller's, the announcement's is only logged.
+   * A write that returns false stored nothing (e.g. the job had already ended): nothing is announced,
+   * and the result is false.
    */
   async publishWith(
     jobId: string,
     type: JobEventType,
     data: Record<string, unknown>,
-    write: (event: StoredEventInput) => Promise<void>,
-  ): Promise<void> {
-    await write({ type, data });
+    // biome-ignore lint/suspicious/noConfusingVoidType: writes that always store return nothing
+    write: (event: StoredEventInput) => Promise<boolean | void>,
+  ): Promise<boolean> {
+    if ((await write({ type, data })) === false) return false;
     await this.redis
       .publish(this.channels.events, jobId)
       .catch((error: unknown) =>
         this.log.warn({ job_id: jobId, type, err: error }, 'could not announce job event'),
       );
     await this.tellListeners(jobId, type, data);
+    return true;
   }
 
   private async tellListeners(

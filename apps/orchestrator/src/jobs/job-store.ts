@@ -221,23 +221,40 @@ export class JobStore {
     return result.rows[0];
   }
 
-  /** Ends a job that has not ended yet; false when it already had (a cancel won the race). */
-  async finish(id: string, status: EndStatus, result: unknown, error?: string): Promise<boolean> {
-    const updated = await this.pool.query(
-      `UPDATE jobs SET status = $2, result = $3, error = $4, finished_at = now()
-       WHERE id = $1 AND status IN ('queued', 'running', 'input_required')`,
-      [id, status, result === undefined ? null : jsonb(result), error ?? null],
+  /**
+   * Ends a job that has not ended yet, storing its final status event in the same statement: a job is
+   * never final without the event that says so (a stream follower would wait for it forever). False
+   * when it had already ended (a cancel won the race); then no event is stored.
+   */
+  async finish(
+    id: string,
+    status: EndStatus,
+    result: unknown,
+    error: string | undefined,
+    event: StoredEventInput,
+  ): Promise<boolean> {
+    const ended = await this.pool.query(
+      endedWithEvent(
+        `UPDATE jobs SET status = $2, result = $3, error = $4, finished_at = now()
+         WHERE id = $1 AND status IN ('queued', 'running', 'input_required')`,
+        5,
+      ),
+      [id, status, result === undefined ? null : jsonb(result), error ?? null, ...eventParams(event)],
     );
-    return (updated.rowCount ?? 0) > 0;
+    return (ended.rowCount ?? 0) > 0;
   }
 
-  async cancel(id: string): Promise<boolean> {
-    const updated = await this.pool.query(
-      `UPDATE jobs SET status = 'cancelled', finished_at = now(), error = 'cancelled by request'
-       WHERE id = $1 AND status IN ('queued', 'running', 'input_required')`,
-      [id],
+  /** As finish, for a cancel by request. */
+  async cancel(id: string, event: StoredEventInput): Promise<boolean> {
+    const ended = await this.pool.query(
+      endedWithEvent(
+        `UPDATE jobs SET status = 'cancelled', finished_at = now(), error = 'cancelled by request'
+         WHERE id = $1 AND status IN ('queued', 'running', 'input_required')`,
+        2,
+      ),
+      [id, ...eventParams(event)],
     );
-    return (updated.rowCount ?? 0) > 0;
+    return (ended.rowCount ?? 0) > 0;
   }
 
   async toolCalls(jobId: string): Promise<ToolCallRecord[]> {
@@ -344,6 +361,15 @@ function withEvent(statement: string, next: number, event: StoredEventInput | un
   if (!event) return statement;
   return `WITH recorded AS (${statement})
     INSERT INTO job_events (job_id, type, data) VALUES ($1, $${next}, $${next + 1})`;
+}
+
+/**
+ * `update` of one job and, only when it changed the row, the event: one statement, so the change is
+ * never stored without its event nor the event without the change. The row count is the update's.
+ */
+function endedWithEvent(update: string, next: number): string {
+  return `WITH ended AS (${update} RETURNING id)
+    INSERT INTO job_events (job_id, type, data) SELECT id, $${next}, $${next + 1} FROM ended`;
 }
 
 function eventParams(event: StoredEventInput | undefined): unknown[] {

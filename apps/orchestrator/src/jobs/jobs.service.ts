@@ -97,7 +97,10 @@ export class JobsService {
         await this.runs.enqueue(job.id);
       } catch (error) {
         this.log.error({ job_id: job.id, trace_id: job.traceId, err: error }, 'could not enqueue agent run');
-        await this.store.finish(job.id, 'failed', undefined, 'could not be queued: Redis unavailable');
+        const reason = 'could not be queued: Redis unavailable';
+        await this.events.publishWith(job.id, 'status', { status: 'failed', error: reason }, (event) =>
+          this.store.finish(job.id, 'failed', undefined, reason, event),
+        );
         throw new ProblemException('dependency-unavailable', 'the job could not be queued; try again');
       }
     }
@@ -125,11 +128,14 @@ export class JobsService {
     const job = await this.owned(team, id);
     if (FINAL_STATUSES.has(job.status))
       throw new ProblemException('conflict', `job ${id} already ${job.status}`, { jobStatus: job.status });
-    if (await this.store.cancel(id)) {
+    if (
+      await this.events.publishWith(id, 'status', { status: 'cancelled' }, (event) =>
+        this.store.cancel(id, event),
+      )
+    ) {
       // A parked run waits as a delayed job: removed here; what it waited for a person on is moot.
       await this.runs.removeIfWaiting(id);
       await this.inputs.expireAll(id);
-      await this.events.publish(id, 'status', { status: 'cancelled' });
       // The replica running it (maybe another one) stops the run and drops its queued tool calls.
       await this.events.announceCancel(id);
       this.log.info({ job_id: id, trace_id: job.traceId }, 'job cancelled');

@@ -238,10 +238,11 @@ export class JobRunner implements OnModuleInit {
   }
 
   private async end(job: JobRecord, status: EndStatus, result: unknown, error?: string): Promise<void> {
-    if (await this.store.finish(job.id, status, result, error)) {
-      this.metrics.runEnded(job.kind, status, job.team);
-      await this.events.publish(job.id, 'status', { status, ...(error ? { error } : {}) });
-    }
+    const data = { status, ...(error ? { error } : {}) };
+    const ended = await this.events.publishWith(job.id, 'status', data, (event) =>
+      this.store.finish(job.id, status, result, error, event),
+    );
+    if (ended) this.metrics.runEnded(job.kind, status, job.team);
   }
 
   private async stopLocal(jobId: string): Promise<void> {

@@ -9,7 +9,7 @@ import { createPool, migrate } from '../src/runtime/database.ts';
 const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 
 /** Real PostgreSQL, a fresh schema dropped afterwards. */
-describe('JobStore outcomes', () => {
+describe('JobStore', () => {
   const schema = `sy_test_outcome_${randomUUID().replaceAll('-', '').slice(0, 12)}`;
   let pool: pg.Pool;
   let store: JobStore;
@@ -18,9 +18,13 @@ describe('JobStore outcomes', () => {
     pool = createPool(DATABASE_URL, schema);
     await migrate(pool, schema);
     store = new JobStore(pool);
-    await store.create(
+    await createJob('job-big');
+  });
+
+  const createJob = (id: string) =>
+    store.create(
       {
-        id: 'job-big',
+        id,
         team: 'alpha',
         kind: 'batch',
         request: { kind: 'batch', calls: [{ tool: 'search__search', arguments: {} }] },
@@ -29,9 +33,11 @@ describe('JobStore outcomes', () => {
         idempotencyKey: null,
         requestDigest: null,
       },
-      10,
+      100,
     );
-  });
+
+  const statusEvents = async (jobId: string) =>
+    (await store.eventsAfter(jobId, 0)).filter((event) => event.type === 'status').map((event) => event.data);
 
   afterAll(async () => {
     await pool?.end();
@@ -116,5 +122,49 @@ describe('JobStore outcomes', () => {
     expect((await store.toolCall('job-big', 'call-2'))?.outcome?.text).toBe(
       'The call timed out after 400 ms.',
     );
+  });
+
+  // A job final without its final status event leaves every stream follower waiting for it (the fault
+  // suite saw one: the event was written by a second statement that a PostgreSQL restart cut off).
+  it('ends a job and stores its final status event together; a lost race stores neither', async () => {
+    await createJob('job-final');
+    const event = { type: 'status', data: { status: 'succeeded' } };
+    expect(await store.finish('job-final', 'succeeded', { ok: true }, undefined, event)).toBe(true);
+    expect(await store.cancel('job-final', { type: 'status', data: { status: 'cancelled' } })).toBe(false);
+    expect(
+      await store.finish('job-final', 'failed', undefined, 'late', {
+        type: 'status',
+        data: { status: 'failed' },
+      }),
+    ).toBe(false);
+
+    expect((await store.get('job-final'))?.status).toBe('succeeded');
+    expect(await statusEvents('job-final')).toEqual([{ status: 'succeeded' }]);
+  });
+
+  it('cancels a job with its event, once', async () => {
+    await createJob('job-cancel');
+    const event = { type: 'status', data: { status: 'cancelled' } };
+    expect(await store.cancel('job-cancel', event)).toBe(true);
+    expect(await store.cancel('job-cancel', event)).toBe(false);
+    expect((await store.get('job-cancel'))?.status).toBe('cancelled');
+    expect(await statusEvents('job-cancel')).toEqual([{ status: 'cancelled' }]);
+  });
+
+  it('leaves a job unended when its final status event cannot be stored', async () => {
+    await createJob('job-unstorable');
+    // The event's insert fails (as when PostgreSQL goes away mid-statement): the job must not end alone.
+    await pool.query(`
+      CREATE FUNCTION refuse_event() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN RAISE EXCEPTION 'event refused for %', NEW.job_id; END $$;
+      CREATE TRIGGER refuse_event BEFORE INSERT ON job_events
+        FOR EACH ROW WHEN (NEW.job_id = 'job-unstorable') EXECUTE FUNCTION refuse_event();`);
+    const event = { type: 'status', data: { status: 'failed' } };
+    await expect(store.finish('job-unstorable', 'failed', undefined, 'x', event)).rejects.toThrow(
+      'event refused for job-unstorable',
+    );
+    await expect(store.cancel('job-unstorable', event)).rejects.toThrow('event refused');
+    expect((await store.get('job-unstorable'))?.status).toBe('queued');
+    expect(await statusEvents('job-unstorable')).toEqual([]);
   });
 });
