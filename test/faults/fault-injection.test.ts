@@ -9,7 +9,7 @@ import { SeededRandom } from '../support/random.ts';
 import { DedicatedRedis } from '../support/redis-server.ts';
 import { Chaos, FAULT_KINDS, type FaultKind } from './chaos.ts';
 import { FaultCluster } from './cluster.ts';
-import { JobWatch, readJobs } from './job-watch.ts';
+import { JobWatch, readJobs, streamEnds } from './job-watch.ts';
 import {
   type Evidence,
   type Finding,
@@ -106,6 +106,7 @@ describe('fault injection under mixed load', () => {
     const chaosMs = Date.now() - started;
     await Promise.all([submitter.drained(), chaos.replacementsStarted()]);
     // Without any replica left nothing can finish: no point waiting out the whole settle time.
+    const settleStarted = Date.now();
     const open = await watch.settle(SETTLE_MS, live.noOrchestratorLeft());
 
     live.notePidOwners();
@@ -125,6 +126,7 @@ describe('fault injection under mixed load', () => {
       lostLocks: live.lostLocks(),
       pidOwners: live.pidOwners,
       exits: live.unexpectedExits(),
+      streamEnds: await streamEnds(live.api(), final, open),
     };
     findings = new Map(PROMISES.map(({ name, check }) => [name, check(evidence)]));
 
@@ -140,6 +142,10 @@ describe('fault injection under mixed load', () => {
         jobsByStatus: countBy(final.map((job: Json) => String(job.status))),
         notSubmitted: submitter.failed.length,
         openAtTheEnd: open.length,
+        // A job still open to the watch: when it ended (if it did) tells a slow job from a stream that
+        // missed its final status.
+        openJobs: open.map((id) => openJobDetail(final, id, settleStarted)),
+        streamEnds: evidence.streamEnds,
         outcomesByStatus: countBy(outcomes.map((outcome: Json) => String(outcome?.status ?? 'none'))),
         faults: chaos.records.map((record) => ({
           ...record.detail,
@@ -204,4 +210,14 @@ function diagnosis(name: string, finding: Finding): string {
     : '';
   const divided = finding.breakdown ? `; by kind: ${JSON.stringify(finding.breakdown)}` : '';
   return `BROKEN: ${name}: ${finding.broken} case(s)${excused}${divided}; rerun with ${reproduce}; examples:\n${JSON.stringify(finding.examples, null, 1)}`;
+}
+
+function openJobDetail(jobs: Json[], id: string, settleStarted: number): Json {
+  const job = jobs.find((candidate) => candidate.id === id);
+  const finishedAt = typeof job?.finishedAt === 'string' ? Date.parse(job.finishedAt) : undefined;
+  return {
+    job: id,
+    status: job?.status,
+    finishedSinceSettleStartMs: finishedAt === undefined ? null : finishedAt - settleStarted,
+  };
 }

@@ -1,5 +1,6 @@
 import pg from 'pg';
 import type { ApiClient, Json } from '../support/api-client.ts';
+import type { StreamEnd } from './promises.ts';
 
 const FINAL = new Set(['succeeded', 'completed_with_errors', 'failed', 'cancelled']);
 const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -59,6 +60,35 @@ export class JobWatch {
       await delay(250);
     }
   }
+}
+
+/**
+ * For each job the watch never saw final but `jobs` (the API) shows final: the status its event stream
+ * ends with, read once more now that the run is over. A job final without its final status event leaves
+ * every follower of its stream waiting.
+ */
+export async function streamEnds(
+  api: ApiClient | undefined,
+  jobs: Json[],
+  open: string[],
+): Promise<StreamEnd[]> {
+  const ends: StreamEnd[] = [];
+  for (const id of open) {
+    const status = jobs.find((job) => job.id === id)?.status;
+    if (!FINAL.has(String(status))) continue;
+    const end: StreamEnd = { job: id, status: String(status) };
+    try {
+      if (!api) throw new Error('no live orchestrator');
+      const events = await api.events(id, undefined, 20_000);
+      const statuses = events.filter((event) => event.event === 'status').map((event) => event.data.status);
+      const last = statuses.at(-1);
+      if (last !== undefined) end.streamEndsWith = String(last);
+    } catch (error) {
+      end.unreadable = error instanceof Error ? error.message : String(error);
+    }
+    ends.push(end);
+  }
+  return ends;
 }
 
 /**

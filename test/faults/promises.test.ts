@@ -9,6 +9,7 @@ import {
   inFlightDuringFreezes,
   noUnaskedCancel,
   type RecordedCall,
+  streamsEndWithFinalStatus,
 } from './promises.ts';
 
 /** The fault suite's judges, on hand-made evidence: each must catch what it is there to catch. */
@@ -28,6 +29,7 @@ function evidence(parts: Partial<Evidence>): Evidence {
       [202, 'w2'],
     ]),
     exits: [],
+    streamEnds: [],
     ...parts,
   };
 }
@@ -83,6 +85,22 @@ describe('fault suite promises', () => {
       }),
     );
     expect(finding.examples.map((example) => (example as { label: string }).label)).toEqual(['ran', 'never']);
+  });
+
+  it('reports a final job whose event stream does not end with its status, unless it was unreadable', () => {
+    const finding = streamsEndWithFinalStatus(
+      evidence({
+        streamEnds: [
+          { job: 'lost', status: 'succeeded', streamEndsWith: 'running' },
+          { job: 'none', status: 'failed' },
+          { job: 'fine', status: 'succeeded', streamEndsWith: 'succeeded' },
+          { job: 'gone', status: 'succeeded', unreadable: 'no live orchestrator' },
+        ],
+      }),
+    );
+    expect(finding.broken).toBe(2);
+    expect(JSON.stringify(finding.examples)).toContain('lost');
+    expect(JSON.stringify(finding.examples)).toContain('none');
   });
 
   it('reports every cancelled outcome, since nobody cancels in the suite', () => {

@@ -30,6 +30,17 @@ export interface Evidence {
   lostLocks: LockLoss[];
   pidOwners: Map<number, string>;
   exits: UnexpectedExit[];
+  /** The jobs in `open` that the API shows final, with the status their event stream ends with now. */
+  streamEnds: StreamEnd[];
+}
+
+export interface StreamEnd {
+  job: string;
+  status: string;
+  /** The last `status` event of the job's stream, read again after the settle time. */
+  streamEndsWith?: string;
+  /** Why the stream could not be read again (no verdict on it then). */
+  unreadable?: string;
 }
 
 export interface LockLoss {
@@ -342,6 +353,13 @@ export function inFlightDuringFreezes(evidence: Evidence) {
   });
 }
 
+/** A follower of a final job's events must learn its final status (the stream ends with it). */
+export function streamsEndWithFinalStatus(evidence: Evidence): Finding {
+  return report(
+    evidence.streamEnds.filter((end) => end.unreadable === undefined && end.streamEndsWith !== end.status),
+  );
+}
+
 export function noUnexpectedExit(evidence: Evidence): Finding {
   return report(evidence.exits);
 }
@@ -350,6 +368,7 @@ export function noUnexpectedExit(evidence: Evidence): Finding {
 export const PROMISES: Array<{ name: string; check: (evidence: Evidence) => Finding }> = [
   { name: 'every job reaches a final status by itself', check: everyJobFinal },
   { name: 'every job completes (batches and agent scripts run to their end)', check: everyJobSucceeds },
+  { name: 'a final job’s event stream ends with its final status', check: streamsEndWithFinalStatus },
   { name: 'every call of a final job has exactly one outcome', check: oneOutcomePerCall },
   { name: 'no non-idempotent call runs twice (notes ledger)', check: atMostOnce },
   { name: '`executed` agrees with the servers’ ledgers', check: executedIsTruthful },
