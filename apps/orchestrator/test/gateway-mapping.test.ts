@@ -12,7 +12,7 @@ const call = {
   enqueuedAt: Date.now(),
 };
 
-/** docs/semantics.md §12: how each outcome reaches an MCP client of /mcp. */
+/** docs/semantics.md §16: how each outcome reaches an MCP client of /mcp. */
 describe('gateway outcome → MCP result', () => {
   it('passes an ok result through as the server sent it', () => {
     const outcome = {
