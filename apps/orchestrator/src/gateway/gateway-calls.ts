@@ -18,7 +18,7 @@ import type { Team } from '../auth/teams.service.ts';
 import { type ModelTool, ModelToolCatalog } from '../catalog/model-tool-catalog.ts';
 import { localOutcome } from '../dispatch/local-outcome.ts';
 import { ToolCallDispatcher } from '../dispatch/tool-call-dispatcher.ts';
-import { JobEvents } from '../jobs/job-events.ts';
+import { JobEvents, toolCallFinishedEvent } from '../jobs/job-events.ts';
 import { FINAL_STATUSES, type McpJobRequest } from '../jobs/job-request.ts';
 import { ConcurrencyLimitError, type JobRecord, JobStore } from '../jobs/job-store.ts';
 import { JobsService } from '../jobs/jobs.service.ts';
@@ -317,18 +317,14 @@ export class GatewayCalls implements OnModuleInit {
 
   /** The call's one outcome and the job's end, as for a batch job's call (first writer wins). */
   async record(job: JobRecord, outcome: ToolCallOutcome, log: Logger): Promise<void> {
-    await this.store.recordOutcome(job.id, GATEWAY_CALL_ID, outcome);
+    const tool = job.request.kind === 'mcp' ? job.request.tool : outcome.tool;
+    await this.events.publishWith(
+      job.id,
+      'tool_call.finished',
+      toolCallFinishedEvent(GATEWAY_CALL_ID, tool, outcome),
+      (event) => this.store.recordOutcome(job.id, GATEWAY_CALL_ID, outcome, event),
+    );
     this.metrics.toolCall(outcome, job.team);
-    await this.events.publish(job.id, 'tool_call.finished', {
-      id: GATEWAY_CALL_ID,
-      tool: job.request.kind === 'mcp' ? job.request.tool : undefined,
-      server: outcome.server || undefined,
-      status: outcome.status,
-      executed: outcome.executed,
-      attempts: outcome.attempts,
-      queuedMs: outcome.queuedMs,
-      runMs: outcome.runMs,
-    });
     const answered = outcome.status === 'ok' || outcome.status === 'tool_error';
     const result = { status: outcome.status, executed: outcome.executed };
     const status = answered ? 'succeeded' : 'failed';

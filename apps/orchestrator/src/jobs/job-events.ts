@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
 import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
-import type { RedisConnection } from '@switchyard/contracts';
+import type { RedisConnection, ToolCallOutcome } from '@switchyard/contracts';
 import type { Logger } from '../runtime/logger.ts';
 import type { OrchestratorEnv } from '../runtime/orchestrator-env.ts';
 import { ENV, LOGGER, REDIS } from '../runtime/tokens.ts';
@@ -15,6 +15,24 @@ export type JobEventType =
   /** A call waits for a person: a tool's question or an approval (docs/semantics.md §14–15). */
   | 'input_required'
   | 'input.answered';
+
+/** The data of a `tool_call.finished` event (the ToolCallFinishedEvent schema) for a call's outcome. */
+export function toolCallFinishedEvent(callId: string, tool: string, outcome: ToolCallOutcome) {
+  return {
+    id: callId,
+    tool,
+    server: outcome.server || undefined,
+    status: outcome.status,
+    executed: outcome.executed,
+    attempts: outcome.attempts,
+    queuedMs: outcome.queuedMs,
+    runMs: outcome.runMs,
+    // For a timeline: who ran it, and when it started and ended (ISO, like every API timestamp).
+    ...(outcome.workerId ? { workerId: outcome.workerId } : {}),
+    ...(outcome.startedAt ? { startedAt: new Date(outcome.startedAt).toISOString() } : {}),
+    finishedAt: new Date(outcome.finishedAt).toISOString(),
+  };
+}
 
 /** Told of each event this replica publishes (e.g. webhooks, which must not be imported from here). */
 export type JobEventListener = (

@@ -5,7 +5,7 @@ import { ModelToolCatalog } from '../../catalog/model-tool-catalog.ts';
 import { localOutcome } from '../../dispatch/local-outcome.ts';
 import { ToolCallDispatcher, type ToolCallRequest } from '../../dispatch/tool-call-dispatcher.ts';
 import { InputStore } from '../../jobs/input-store.ts';
-import { JobEvents } from '../../jobs/job-events.ts';
+import { JobEvents, toolCallFinishedEvent } from '../../jobs/job-events.ts';
 import { type JobRecord, JobStore, type ToolCallRecord } from '../../jobs/job-store.ts';
 import { OrchestratorMetrics } from '../../metrics/orchestrator-metrics.ts';
 import { inSpan } from '../../telemetry/spans.ts';
@@ -204,20 +204,7 @@ export class ToolCallExecutor {
     name: string,
     outcome: ToolCallOutcome,
   ): Promise<void> {
-    const finished = {
-      id: callId,
-      tool: name,
-      server: outcome.server || undefined,
-      status: outcome.status,
-      executed: outcome.executed,
-      attempts: outcome.attempts,
-      queuedMs: outcome.queuedMs,
-      runMs: outcome.runMs,
-      // For a timeline: who ran it, and when it started and ended (ISO, like every API timestamp).
-      ...(outcome.workerId ? { workerId: outcome.workerId } : {}),
-      ...(outcome.startedAt ? { startedAt: new Date(outcome.startedAt).toISOString() } : {}),
-      finishedAt: new Date(outcome.finishedAt).toISOString(),
-    };
+    const finished = toolCallFinishedEvent(callId, name, outcome);
     await this.events.publishWith(job.id, 'tool_call.finished', finished, (event) =>
       this.store.recordOutcome(job.id, callId, outcome, event),
     );
