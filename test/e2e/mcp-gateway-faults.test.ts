@@ -8,18 +8,10 @@ import { exampleServer } from '../support/fleet.ts';
 import { recordedIntervals as intervals, overlaps } from '../support/intervals.ts';
 import { waitForLedger } from '../support/ledger.ts';
 import { connectGateway, type GatewayClient } from '../support/mcp-clients.ts';
-import { descendants, killAll, type TestProcess } from '../support/processes.ts';
+import { freezeWithChildren, killAll } from '../support/processes.ts';
 
 /** Processes a test froze; killed at the end even when the test failed before it could. */
 const frozen: number[] = [];
-
-/** Freezes a worker and its MCP server children, so the call it holds stays mid-flight (see worker-crash). */
-function freeze(worker: TestProcess): number[] {
-  const family = [worker.pid, ...descendants(worker.pid)];
-  for (const pid of family) process.kill(pid, 'SIGSTOP');
-  frozen.push(...family);
-  return family.slice(1);
-}
 
 /** docs/semantics.md through /mcp: at-most-once for writes and per-server serialization hold for MCP clients too. */
 describe('the /mcp gateway under faults, contention and fleet changes', () => {
@@ -62,7 +54,7 @@ describe('the /mcp gateway under faults, contention and fleet changes', () => {
       (rows) => rows.some((row) => row.text === text),
       60_000,
     );
-    const orphans = freeze(doomed);
+    const orphans = freezeWithChildren(doomed, frozen);
     await deployment.startWorker({ id: 'survivor', servers: ['notes'] });
     await doomed.crash();
     deployment.group.adopt(orphans);

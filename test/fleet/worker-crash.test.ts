@@ -2,22 +2,10 @@ import { readLedger } from '@switchyard/example-mcp-servers/ledger';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { exampleServer, Fleet } from '../support/fleet.ts';
 import { waitForLedger } from '../support/ledger.ts';
-import { descendants, isAlive, killAll, type TestProcess } from '../support/processes.ts';
+import { freezeWithChildren, isAlive, killAll } from '../support/processes.ts';
 
 /** Processes a test froze; killed at the end even when the test failed before it could. */
 const frozen: number[] = [];
-
-/**
- * Freezes a worker and its MCP server children so the call it holds stays mid-flight for as long as
- * the test needs: starting the survivor can take longer than any hold a call could be given on a
- * busy machine, and a call that finished before the crash proves nothing.
- */
-function freeze(worker: TestProcess): number[] {
-  const family = [worker.pid, ...descendants(worker.pid)];
-  for (const pid of family) process.kill(pid, 'SIGSTOP');
-  frozen.push(...family);
-  return family.slice(1);
-}
 
 /**
  * docs/semantics.md §2: a worker SIGKILLed mid-call. The lock it held expires, BullMQ hands the job
@@ -55,7 +43,7 @@ describe('a worker killed mid-call', () => {
     });
     // The server has the call: it wrote its "start" record and is holding the request open.
     await waitForLedger(fleet.path('notes.jsonl'), (rows) => rows.some((row) => row.text === 'write once'));
-    const orphans = freeze(doomed);
+    const orphans = freezeWithChildren(doomed, frozen);
     await fleet.startWorker({ id: 'survivor-1', servers: ['notes'] });
     await doomed.crash();
     fleet.group.adopt(orphans);
@@ -87,7 +75,7 @@ describe('a worker killed mid-call', () => {
       'the call to be sent',
     );
     // The server is frozen too: woken later, it could still finish the first run and record it.
-    const orphans = freeze(doomed);
+    const orphans = freezeWithChildren(doomed, frozen);
     await fleet.startWorker({ id: 'survivor-2', servers: ['recorder'] });
     await doomed.crash();
     killAll(orphans);

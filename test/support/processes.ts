@@ -157,6 +157,19 @@ export async function freeze(pids: number[], ms: number): Promise<void> {
   }
 }
 
+/**
+ * Freezes a worker and its MCP server children until they are killed, so the call it holds stays
+ * mid-flight for as long as a test needs (starting a survivor can take longer than any hold a call could
+ * be given on a busy machine, and a call that finished before the crash proves nothing). Adds them to
+ * `frozen`, which the suite kills in afterAll, also when a test failed; returns the children's pids.
+ */
+export function freezeWithChildren(worker: TestProcess, frozen: number[]): number[] {
+  const family = [worker.pid, ...descendants(worker.pid)];
+  for (const pid of family) process.kill(pid, 'SIGSTOP');
+  frozen.push(...family);
+  return family.slice(1);
+}
+
 /** Keeps every process a suite started, so `stopAll()` in afterAll ends them even when a test failed. */
 export class ProcessGroup {
   readonly processes: TestProcess[] = [];

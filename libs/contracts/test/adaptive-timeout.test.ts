@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
 import {
-  ConfigError,
   describeTimeoutBasis,
   effectiveTimeout,
   encodeLatencySample,
@@ -9,6 +8,7 @@ import {
   recentDurations,
   redisKeys,
 } from '../src/index.ts';
+import { errorOf } from './config-error.ts';
 
 const server = (extra: Record<string, unknown>) => {
   const config = parseConfig({ servers: { s: { command: 'node', timeoutMs: 2_000, ...extra } } });
@@ -20,15 +20,8 @@ const server = (extra: Record<string, unknown>) => {
 const adaptive = (settings: Record<string, unknown> = {}) =>
   server({ timeouts: 'adaptive', adaptiveTimeouts: { minSamples: 5, windowSamples: 50, ...settings } });
 
-const configError = (raw: Record<string, unknown>): ConfigError => {
-  try {
-    parseConfig({ servers: { s: { command: 'node', timeoutMs: 2_000, ...raw } } });
-  } catch (error) {
-    if (error instanceof ConfigError) return error;
-    throw error;
-  }
-  throw new Error('expected a ConfigError');
-};
+const configError = (raw: Record<string, unknown>) =>
+  errorOf(() => parseConfig({ servers: { s: { command: 'node', timeoutMs: 2_000, ...raw } } }));
 
 describe('percentile', () => {
   it('is the nearest rank: P95 of 1..100 is 95, of 1..20 is 19, of one value that value', () => {

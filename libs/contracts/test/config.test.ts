@@ -2,23 +2,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import {
-  ConfigError,
-  loadConfig,
-  ORCHESTRATOR_UNUSED_SECRETS,
-  parseConfig,
-  WORKER_UNUSED_SECRETS,
-} from '../src/index.ts';
-
-const errorOf = (fn: () => unknown): ConfigError => {
-  try {
-    fn();
-  } catch (error) {
-    if (error instanceof ConfigError) return error;
-    throw error;
-  }
-  throw new Error('expected a ConfigError');
-};
+import { loadConfig, ORCHESTRATOR_UNUSED_SECRETS, parseConfig, WORKER_UNUSED_SECRETS } from '../src/index.ts';
+import { errorOf } from './config-error.ts';
 
 describe('config', () => {
   it('applies the defaults of docs/configuration.md', () => {

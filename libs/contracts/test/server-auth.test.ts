@@ -1,21 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import {
-  ConfigError,
-  ORCHESTRATOR_UNUSED_SECRETS,
-  parseConfig,
-  redisKeys,
-  WORKER_UNUSED_SECRETS,
-} from '../src/index.ts';
-
-const errorOf = (fn: () => unknown): ConfigError => {
-  try {
-    fn();
-  } catch (error) {
-    if (error instanceof ConfigError) return error;
-    throw error;
-  }
-  throw new Error('expected a ConfigError');
-};
+import { ORCHESTRATOR_UNUSED_SECRETS, parseConfig, redisKeys, WORKER_UNUSED_SECRETS } from '../src/index.ts';
+import { errorOf } from './config-error.ts';
 
 const withAuth = (auth: unknown, extra: Record<string, unknown> = {}) => ({
   servers: { docs: { url: 'http://docs/mcp', auth, ...extra } },
