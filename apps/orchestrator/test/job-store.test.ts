@@ -67,15 +67,18 @@ describe('JobStore', () => {
       truncated: false,
       finishedAt: Date.now(),
     };
-    await store.recordDispatch({
-      jobId: 'job-big',
-      toolCallId: 'call-1',
-      position: 0,
-      modelTool: 'search__search',
-      server: 'search',
-      tool: 'search',
-      arguments: {},
-    });
+    await store.recordCall(
+      {
+        jobId: 'job-big',
+        toolCallId: 'call-1',
+        position: 0,
+        modelTool: 'search__search',
+        server: 'search',
+        tool: 'search',
+        arguments: {},
+      },
+      'dispatched',
+    );
     await store.recordOutcome('job-big', 'call-1', outcome);
 
     const { rows } = await pool.query<{ bytes: number; hasText: boolean }>(
@@ -95,15 +98,18 @@ describe('JobStore', () => {
   });
 
   it('keeps the text of an outcome whose text is not its content', async () => {
-    await store.recordDispatch({
-      jobId: 'job-big',
-      toolCallId: 'call-2',
-      position: 1,
-      modelTool: 'search__search',
-      server: 'search',
-      tool: 'search',
-      arguments: {},
-    });
+    await store.recordCall(
+      {
+        jobId: 'job-big',
+        toolCallId: 'call-2',
+        position: 1,
+        modelTool: 'search__search',
+        server: 'search',
+        tool: 'search',
+        arguments: {},
+      },
+      'dispatched',
+    );
     await store.recordOutcome('job-big', 'call-2', {
       status: 'timeout',
       executed: 'unknown',
@@ -122,6 +128,48 @@ describe('JobStore', () => {
     expect((await store.toolCall('job-big', 'call-2'))?.outcome?.text).toBe(
       'The call timed out after 400 ms.',
     );
+  });
+
+  // A call waiting for a person was shown `dispatched` though nothing was sent (issue 19, item 7), and a
+  // re-run of the same call announced it again.
+  it('moves a call through its states, announcing each change once and none after its outcome', async () => {
+    await createJob('job-states');
+    const call = {
+      jobId: 'job-states',
+      toolCallId: 'call-1',
+      position: 0,
+      modelTool: 'notes__add_note',
+      server: 'notes',
+      tool: 'add_note',
+      arguments: { text: 'A' },
+    };
+    const dispatched = { type: 'tool_call.dispatched', data: { id: 'call-1' } };
+    expect(await store.recordCall(call, 'awaiting_approval')).toBe(true);
+    expect((await store.toolCall('job-states', 'call-1'))?.status).toBe('awaiting_approval');
+    expect(await store.recordCall(call, 'awaiting_approval')).toBe(false);
+    expect(await store.recordCall(call, 'dispatched', dispatched)).toBe(true);
+    expect(await store.recordCall(call, 'dispatched', dispatched)).toBe(false);
+    expect((await store.toolCall('job-states', 'call-1'))?.status).toBe('dispatched');
+    await store.recordOutcome('job-states', 'call-1', {
+      status: 'ok',
+      executed: 'yes',
+      attempts: 1,
+      server: 'notes',
+      tool: 'add_note',
+      jobId: 'job-states',
+      toolCallId: 'call-1',
+      queuedMs: 0,
+      runMs: 1,
+      text: 'added',
+      content: [],
+      truncated: false,
+      finishedAt: Date.now(),
+    });
+    // A late re-run (a replica that lost the run) moves nothing back.
+    expect(await store.recordCall(call, 'awaiting_approval')).toBe(false);
+    expect((await store.toolCall('job-states', 'call-1'))?.status).toBe('ok');
+    const types = (await store.eventsAfter('job-states', 0)).map((event) => event.type);
+    expect(types).toEqual(['tool_call.dispatched']);
   });
 
   // A job final without its final status event leaves every stream follower waiting for it (the fault

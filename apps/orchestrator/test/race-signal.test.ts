@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { raceSignal } from '../src/agent/runs/run-lease.ts';
+import { raceSignal } from '../src/tool-calls/call-lease.ts';
 
 /** Rejects with `message` once `later` resolves: a call in flight whose lease check fails after the stop. */
 function rejectingLater(message: string): { work: Promise<never>; fire: () => void } {

@@ -4,14 +4,13 @@ import { CatalogModule } from '../catalog/catalog.module.ts';
 import { CheckpointModule } from '../checkpoints/checkpoint.module.ts';
 import { DispatchModule } from '../dispatch/dispatch.module.ts';
 import { JobsModule } from '../jobs/jobs.module.ts';
+import { ToolCallsModule } from '../tool-calls/tool-calls.module.ts';
 import { AgentRunConsumer } from './runs/agent-run-consumer.ts';
 import { JobRunner } from './runs/job-runner.ts';
-import { ApprovalGate } from './tool-calls/approval-gate.ts';
-import { ToolCallExecutor } from './tool-calls/tool-call-executor.ts';
 
 @Module({
-  imports: [AuthModule, CatalogModule, DispatchModule, JobsModule, CheckpointModule],
-  providers: [ApprovalGate, ToolCallExecutor, JobRunner, AgentRunConsumer],
+  imports: [AuthModule, CatalogModule, DispatchModule, JobsModule, CheckpointModule, ToolCallsModule],
+  providers: [JobRunner, AgentRunConsumer],
   exports: [JobRunner],
 })
 export class AgentModule {}

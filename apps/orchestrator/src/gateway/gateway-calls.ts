@@ -6,19 +6,12 @@ import {
   type ServerContext,
 } from '@modelcontextprotocol/server';
 import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
-import {
-  contextFrom,
-  RELAY_PROGRESS_LABEL,
-  type ToolCallOutcome,
-  toolCallJobId,
-  toolQueueName,
-} from '@switchyard/contracts';
+import { contextFrom, RELAY_PROGRESS_LABEL, toolCallJobId, toolQueueName } from '@switchyard/contracts';
 import { ATTR } from '@switchyard/telemetry';
 import type { Team } from '../auth/teams.service.ts';
 import { type ModelTool, ModelToolCatalog } from '../catalog/model-tool-catalog.ts';
-import { localOutcome } from '../dispatch/local-outcome.ts';
 import { ToolCallDispatcher } from '../dispatch/tool-call-dispatcher.ts';
-import { JobEvents, toolCallFinishedEvent } from '../jobs/job-events.ts';
+import { JobEvents } from '../jobs/job-events.ts';
 import { FINAL_STATUSES, type McpJobRequest } from '../jobs/job-request.ts';
 import { ConcurrencyLimitError, type JobRecord, JobStore } from '../jobs/job-store.ts';
 import { JobsService } from '../jobs/jobs.service.ts';
@@ -28,17 +21,17 @@ import { OrchestratorMetrics } from '../metrics/orchestrator-metrics.ts';
 import type { Logger } from '../runtime/logger.ts';
 import { LOGGER } from '../runtime/tokens.ts';
 import { inSpan, SpanKind } from '../telemetry/spans.ts';
+import { GATEWAY_CALL_ID, GatewayJobs } from './gateway-jobs.ts';
 import { toCallToolResult } from './outcome-result.ts';
 import { ProgressListener } from './progress-listener.ts';
 import { RequestRegistry } from './request-registry.ts';
 
 /**
- * `_meta` key a client sets on tools/call to make a retry safe: the same key (per team) attaches the retry
- * to the first call's job and returns its outcome instead of running the tool again.
+ * `_meta` key a client sets on tools/call to make a retry safe: the same key (per team) with the same
+ * tool and arguments attaches the retry to the first call's job and returns its outcome instead of
+ * running the tool again; the same key with another tool or other arguments is refused.
  */
 export const IDEMPOTENCY_META_KEY = 'io.switchyard/idempotency-key';
-/** A gateway job holds exactly one call, under this id (so its BullMQ id follows from the job id alone). */
-export const GATEWAY_CALL_ID = 'call-1';
 
 export interface GatewayCallParams {
   name: string;
@@ -47,32 +40,37 @@ export interface GatewayCallParams {
 }
 
 /**
- * One `tools/call` on /mcp as a recorded job of kind `mcp` with one tool call on its server's queue
- * (docs/architecture.md, gateway): the same dispatcher, outcomes and trace as a batch job's call, while
- * the client's request waits for it.
+ * `tools/call` on /mcp as a door of the one tool-call life cycle (docs/architecture.md, gateway): the
+ * request becomes a recorded job of kind `mcp` with one call, which GatewayJobs runs through the same
+ * life cycle as an agent's or a batch's call — filters, approvals, quotas, fair share, outcome — while
+ * the client's request waits, with its progress relayed and its cancel honoured.
  */
 @Injectable()
 export class GatewayCalls implements OnModuleInit {
-  /** Jobs whose call this replica waits for, so a cancel announced by any replica reaches the call. */
-  private readonly local = new Set<string>();
+  /** Jobs whose call this replica waits for, with the switch that cancels it. */
+  private readonly local = new Map<string, AbortController>();
 
   constructor(
     @Inject(JobStore) private readonly store: JobStore,
     @Inject(JobEvents) private readonly events: JobEvents,
     @Inject(JobsService) private readonly jobs: JobsService,
     @Inject(ModelToolCatalog) private readonly catalog: ModelToolCatalog,
-    @Inject(ToolCallDispatcher) private readonly dispatcher: ToolCallDispatcher,
+    @Inject(GatewayJobs) private readonly gatewayJobs: GatewayJobs,
     @Inject(ProgressListener) private readonly progress: ProgressListener,
     @Inject(RequestRegistry) private readonly requests: RequestRegistry,
     @Inject(OrchestratorMetrics) private readonly metrics: OrchestratorMetrics,
+    @Inject(ToolCallDispatcher) private readonly dispatcher: ToolCallDispatcher,
     @Inject(LOGGER) private readonly log: Logger,
   ) {}
 
   onModuleInit(): void {
+    // A cancel announced by any replica (`POST /v1/jobs/:id/cancel`, the client's
+    // notifications/cancelled) reaches the call: queued, it is removed and ends `cancelled`; running, it
+    // is cancelled on its worker, which reports what really happened; awaiting approval, it is not sent.
     this.events.onCancel((jobId) => {
-      if (!this.local.has(jobId)) return;
-      // Queued: removed, ends `cancelled` (did not run). Running: cancelled on its worker, which reports
-      // what really happened. The outcome is recorded by call() as it arrives.
+      const cancel = this.local.get(jobId);
+      if (!cancel) return;
+      cancel.abort();
       this.dispatcher
         .cancel(jobId, 'the MCP client cancelled the call')
         .catch((error: unknown) =>
@@ -92,6 +90,11 @@ export class GatewayCalls implements OnModuleInit {
     if (!jobId) return;
     this.log.info({ job_id: jobId, team: team.name, reason }, 'MCP client cancelled a call');
     await this.jobs.cancel(team, jobId).catch(() => undefined); // already ended: nothing to cancel
+  }
+
+  /** Whether this replica is waiting for the call of `jobId` (its own request holds it). */
+  isLocal(jobId: string): boolean {
+    return this.local.has(jobId);
   }
 
   async call(
@@ -141,11 +144,44 @@ export class GatewayCalls implements OnModuleInit {
       arguments: args,
       ...(protocolVersion ? { protocolVersion } : {}),
     };
+    // The digest of what identifies the call: a retry with the same key must be the same call (the
+    // revision the client speaks may differ between a request and its retry).
+    const digest = requestDigest({ tool: params.name, arguments: args });
+    const created = await this.create(team, request, key, digest);
+    if ('content' in created) return created;
+    const { job } = created;
+    if (!created.created && job.requestDigest !== digest) {
+      throw new ProtocolError(
+        ProtocolErrorCode.InvalidParams,
+        `${IDEMPOTENCY_META_KEY} "${key}" was already used by this team for ${describeCall(job)} (job ${job.id}); a retry must repeat the same tool and arguments, a new call needs a new key`,
+      );
+    }
+    const log = this.log.child({ job_id: job.id, team: team.name, trace_id: job.traceId, tool: params.name });
+    if (created.created) {
+      this.metrics.jobSubmitted('mcp', team.name);
+      log.info({ request_id: ctx.mcpReq.id }, 'MCP tool call received');
+    } else {
+      const replay = await this.replay(job, tool, params.name, log);
+      if (replay) return replay;
+    }
+    const outcome = await this.waitFor(team, job, params.name, args, key, ctx, log, tool?.server);
+    return outcome
+      ? toCallToolResult(outcome, job.id)
+      : notice(
+          'input_required',
+          `job ${job.id} still waits for a person's approval; retry with the same key to follow it.`,
+        );
+  }
+
+  private async create(
+    team: Team,
+    request: McpJobRequest,
+    key: string | undefined,
+    digest: string,
+  ): Promise<{ job: JobRecord; created: boolean } | CallToolResult> {
     const trace = jobTraceContext();
-    let job: JobRecord;
-    let created: boolean;
     try {
-      ({ job, created } = await this.store.create(
+      return await this.store.create(
         {
           id: `job_${randomUUID()}`,
           team: team.name,
@@ -154,135 +190,79 @@ export class GatewayCalls implements OnModuleInit {
           traceId: trace.traceId,
           traceparent: trace.traceparent,
           idempotencyKey: key ? `mcp:${key}` : null,
-          requestDigest: requestDigest(request),
+          requestDigest: digest,
         },
         team.config.maxConcurrentJobs,
-      ));
+      );
     } catch (error) {
       if (!(error instanceof ConcurrencyLimitError)) throw error;
-      return {
-        content: [{ type: 'text', text: `[rate_limited] ${error.message}. The tool did not run.` }],
-        isError: true,
-      };
+      this.metrics.quotaRejected(team.name, 'maxConcurrentJobs');
+      return notice('rate_limited', `${error.message}. The tool did not run.`);
     }
-    if (!created && (job.request.kind !== 'mcp' || job.request.tool !== params.name)) {
-      throw new ProtocolError(
-        ProtocolErrorCode.InvalidParams,
-        `${IDEMPOTENCY_META_KEY} "${key}" was already used by this team for another request (job ${job.id})`,
+  }
+
+  /** A retry with the key of an earlier call: its outcome when it has one, else undefined (follow it). */
+  private async replay(
+    job: JobRecord,
+    tool: ModelTool | undefined,
+    name: string,
+    log: Logger,
+  ): Promise<CallToolResult | undefined> {
+    const recorded = await this.gatewayJobs.recordedOutcome(job);
+    if (recorded) {
+      log.info('MCP retry answered from the recorded outcome');
+      return toCallToolResult(recorded, job.id);
+    }
+    if (FINAL_STATUSES.has(job.status)) {
+      // Ended (a cancel) before its outcome was written: dispatching again could run it a second time.
+      return notice(
+        job.status,
+        `job ${job.id} ended before its call's outcome was recorded. The tool may or may not have run: check before retrying a write.`,
       );
     }
-    const log = this.log.child({ job_id: job.id, team: team.name, trace_id: job.traceId, tool: params.name });
-    if (created) {
-      this.metrics.jobSubmitted('mcp', team.name);
-      log.info({ request_id: ctx.mcpReq.id }, 'MCP tool call received');
-    } else {
-      const recorded = await this.store.toolCall(job.id, GATEWAY_CALL_ID);
-      if (recorded?.outcome) {
-        log.info('MCP retry answered from the recorded outcome');
-        return toCallToolResult(recorded.outcome, job.id);
-      }
-      if (FINAL_STATUSES.has(job.status)) {
-        // Ended (a cancel) before its outcome was written: dispatching again could run it a second time.
-        return {
-          content: [
-            {
-              type: 'text',
-              text: `[${job.status}] job ${job.id} ended before its call's outcome was recorded. The tool may or may not have run: check before retrying a write.`,
-            },
-          ],
-          isError: true,
-        };
-      }
-      if (!tool || tool.availability === 'none' || tool.availability === 'down') {
-        // The dispatcher would answer "unavailable, not sent" while the first attempt's call may sit in
-        // its queue or have run: say that the outcome is not known yet, and record nothing.
-        return {
-          content: [
-            {
-              type: 'text',
-              text: `[unavailable] No worker serves the server of ${params.name} right now, so the outcome of job ${job.id} is not known yet. The tool may or may not have run: retry with the same key later.`,
-            },
-          ],
-          isError: true,
-        };
-      }
-      log.info('MCP retry attached to the call in flight');
+    if (!tool || tool.availability === 'none' || tool.availability === 'down') {
+      // The life cycle would answer "unavailable, not sent" while the first attempt's call may sit in
+      // its queue or have run: say that the outcome is not known yet, and record nothing.
+      return notice(
+        'unavailable',
+        `No worker serves the server of ${name} right now, so the outcome of job ${job.id} is not known yet. The tool may or may not have run: retry with the same key later.`,
+      );
     }
-
-    const target = {
-      jobId: job.id,
-      toolCallId: GATEWAY_CALL_ID,
-      server: tool?.server ?? refused?.server ?? '',
-      tool: tool?.tool ?? params.name,
-      enqueuedAt: Date.now(),
-      trace: { traceparent: job.traceparent },
-    };
-    await this.store.markRunning(job.id);
-    await this.store.recordDispatch({
-      jobId: job.id,
-      toolCallId: GATEWAY_CALL_ID,
-      position: 0,
-      modelTool: params.name,
-      server: target.server || null,
-      tool: tool?.tool ?? null,
-      arguments: args,
-    });
-    if (created) {
-      await this.events.publish(job.id, 'status', { status: 'running' });
-      await this.events.publish(job.id, 'tool_call.dispatched', {
-        id: GATEWAY_CALL_ID,
-        tool: params.name,
-        server: tool?.server,
-      });
-    }
-
-    const outcome = tool
-      ? await this.dispatchWatched(team, job, tool, args, key, ctx)
-      : localOutcome(
-          target,
-          refused?.status ?? 'unavailable',
-          refused?.text ?? 'not sent',
-          refused?.code,
-          'no',
-        );
-    await this.record(job, outcome, log);
-    return toCallToolResult(outcome, job.id);
+    log.info('MCP retry attached to the call in flight');
+    return undefined;
   }
 
   /**
-   * Dispatches the call, forwarding its progress and cancelling it when the client goes away: an explicit
-   * cancel always; a closed stream only when the call has no idempotency key, since a client that sent one
-   * says it will come back for the outcome (a lost stream is then not a cancel).
+   * Runs the job's call through the life cycle while the client waits, forwarding progress (and, while
+   * the call waits for an approval, a progress notification that says so) and cancelling it when the
+   * client goes away: an explicit cancel always; a closed stream only when the call has no idempotency
+   * key, since a client that sent one says it will come back for the outcome. Undefined when the client
+   * left with a key while the call waited for a person.
    */
-  private async dispatchWatched(
+  private async waitFor(
     team: Team,
     job: JobRecord,
-    tool: ModelTool,
+    name: string,
     args: Record<string, unknown>,
     key: string | undefined,
     ctx: ServerContext,
-  ): Promise<ToolCallOutcome> {
+    log: Logger,
+    server: string | undefined,
+  ) {
     const progressToken = ctx.mcpReq._meta?.progressToken;
+    const notify = (progress: { progress: number; total?: number; message?: string }) => {
+      if (progressToken === undefined) return;
+      ctx.mcpReq
+        .notify({ method: 'notifications/progress', params: { progressToken, ...progress } })
+        .catch(() => undefined); // the client went away; its cancel is handled below
+    };
+    const cancel = new AbortController();
     const cleanup: Array<() => void> = [];
-    this.local.add(job.id);
+    this.local.set(job.id, cancel);
     await this.requests.register(team.name, ctx.mcpReq.id, job.id);
-    if (progressToken !== undefined) {
+    if (progressToken !== undefined && server) {
       const bullId = toolCallJobId(job.id, GATEWAY_CALL_ID);
-      cleanup.push(
-        this.progress.on(toolQueueName(tool.server), bullId, (progress) => {
-          ctx.mcpReq
-            .notify({
-              method: 'notifications/progress',
-              params: {
-                progressToken,
-                progress: progress.progress,
-                ...(progress.total !== undefined ? { total: progress.total } : {}),
-                ...(progress.message !== undefined ? { message: progress.message } : {}),
-              },
-            })
-            .catch(() => undefined); // the client went away; its cancel is handled below
-        }),
-      );
+      cleanup.push(this.progress.on(toolQueueName(server), bullId, (progress) => notify(progress)));
     }
     if (!key) {
       const onAbort = () => void this.jobs.cancel(team, job.id).catch(() => undefined /* already ended */);
@@ -290,18 +270,18 @@ export class GatewayCalls implements OnModuleInit {
       cleanup.push(() => ctx.mcpReq.signal.removeEventListener('abort', onAbort));
     }
     try {
-      return await this.dispatcher.dispatch({
-        jobId: job.id,
-        toolCallId: GATEWAY_CALL_ID,
-        server: tool.server,
-        tool: tool.tool,
-        arguments: args,
-        // The team reaches the worker: its credential for the server (semantics §13), its fair share.
-        team: team.name,
-        labels: {
-          team: team.name,
-          ...(progressToken !== undefined ? { [RELAY_PROGRESS_LABEL]: 'true' } : {}),
-        },
+      return await this.gatewayJobs.run(job, {
+        name,
+        args,
+        cancel: cancel.signal,
+        client: ctx.mcpReq.signal,
+        log,
+        labels: progressToken !== undefined ? { [RELAY_PROGRESS_LABEL]: 'true' } : {},
+        onWait: (wait) =>
+          notify({
+            progress: 0,
+            message: `waiting for a person to approve ${name} (job ${job.id}, expires ${new Date(wait.expiresAt).toISOString()})`,
+          }),
       });
     } finally {
       for (const undo of cleanup) undo();
@@ -309,32 +289,17 @@ export class GatewayCalls implements OnModuleInit {
       await this.requests.release(team.name, ctx.mcpReq.id, job.id).catch(() => undefined);
     }
   }
+}
 
-  /** Whether this replica is waiting for the call of `jobId` (its own request holds it). */
-  isLocal(jobId: string): boolean {
-    return this.local.has(jobId);
-  }
+/** An isError result that says what happened without an outcome behind it. */
+function notice(status: string, text: string): CallToolResult {
+  return { content: [{ type: 'text', text: `[${status}] ${text}` }], isError: true };
+}
 
-  /** The call's one outcome and the job's end, as for a batch job's call (first writer wins). */
-  async record(job: JobRecord, outcome: ToolCallOutcome, log: Logger): Promise<void> {
-    const tool = job.request.kind === 'mcp' ? job.request.tool : outcome.tool;
-    await this.events.publishWith(
-      job.id,
-      'tool_call.finished',
-      toolCallFinishedEvent(GATEWAY_CALL_ID, tool, outcome),
-      (event) => this.store.recordOutcome(job.id, GATEWAY_CALL_ID, outcome, event),
-    );
-    this.metrics.toolCall(outcome, job.team);
-    const answered = outcome.status === 'ok' || outcome.status === 'tool_error';
-    const result = { status: outcome.status, executed: outcome.executed };
-    const status = answered ? 'succeeded' : 'failed';
-    const error = answered ? undefined : `${outcome.status}: ${outcome.text}`;
-    const ended = await this.events.publishWith(job.id, 'status', { status }, (event) =>
-      this.store.finish(job.id, status, result, error, event),
-    );
-    if (ended) this.metrics.runEnded('mcp', status, job.team);
-    log.info({ status: outcome.status, executed: outcome.executed }, 'MCP tool call settled');
-  }
+function describeCall(job: JobRecord): string {
+  return job.request.kind === 'mcp'
+    ? `a call of ${job.request.tool} with other arguments`
+    : `a job of kind ${job.request.kind}`;
 }
 
 /** A usable idempotency key, or a clear error for one that is not. */

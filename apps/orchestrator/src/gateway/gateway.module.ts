@@ -3,8 +3,10 @@ import { AuthModule } from '../auth/auth.module.ts';
 import { CatalogModule } from '../catalog/catalog.module.ts';
 import { DispatchModule } from '../dispatch/dispatch.module.ts';
 import { JobsModule } from '../jobs/jobs.module.ts';
+import { ToolCallsModule } from '../tool-calls/tool-calls.module.ts';
 import { CatalogChanges } from './catalog-changes.ts';
 import { GatewayCalls } from './gateway-calls.ts';
+import { GatewayJobs } from './gateway-jobs.ts';
 import { McpEndpoint } from './mcp-endpoint.ts';
 import { McpGatewayController } from './mcp-gateway.controller.ts';
 import { OrphanedCalls } from './orphaned-calls.ts';
@@ -13,8 +15,16 @@ import { RequestRegistry } from './request-registry.ts';
 
 /** The fleet as one MCP endpoint, `/mcp` (docs/architecture.md, gateway). */
 @Module({
-  imports: [AuthModule, CatalogModule, DispatchModule, JobsModule],
+  imports: [AuthModule, CatalogModule, DispatchModule, JobsModule, ToolCallsModule],
   controllers: [McpGatewayController],
-  providers: [GatewayCalls, McpEndpoint, ProgressListener, RequestRegistry, CatalogChanges, OrphanedCalls],
+  providers: [
+    GatewayCalls,
+    GatewayJobs,
+    McpEndpoint,
+    ProgressListener,
+    RequestRegistry,
+    CatalogChanges,
+    OrphanedCalls,
+  ],
 })
 export class GatewayModule {}

@@ -1,13 +1,15 @@
 import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import { type ToolCallJob, ToolCallJobSchema, toolCallJobId } from '@switchyard/contracts';
 import type { Job } from 'bullmq';
-import type pg from 'pg';
 import { localOutcome } from '../dispatch/local-outcome.ts';
 import { settledOutcome, ToolCallDispatcher } from '../dispatch/tool-call-dispatcher.ts';
+import { InputStore } from '../jobs/input-store.ts';
 import { type JobRecord, JobStore } from '../jobs/job-store.ts';
 import type { Logger } from '../runtime/logger.ts';
-import { LOGGER, PG_POOL } from '../runtime/tokens.ts';
-import { GATEWAY_CALL_ID, GatewayCalls } from './gateway-calls.ts';
+import { LOGGER } from '../runtime/tokens.ts';
+import { ToolCallLifeCycle } from '../tool-calls/tool-call-life-cycle.ts';
+import { GatewayCalls } from './gateway-calls.ts';
+import { GATEWAY_CALL_ID, GatewayJobs } from './gateway-jobs.ts';
 
 const SWEEP_EVERY_MS = 10_000;
 /** A live replica records a settled call at once; one still unrecorded after this has no replica left. */
@@ -16,19 +18,25 @@ const ORPHANED_AFTER_MS = 30_000;
 const LOST_AFTER_MS = 120_000;
 
 /**
- * Ends `mcp` jobs whose replica died while the client waited: the tool-call job ran (or runs) on its
- * queue regardless, so any replica can read its outcome there and record it, and the job stops counting
- * against the team's maxConcurrentJobs. A client that retries with its idempotency key gets the same outcome.
+ * Ends `mcp` jobs whose client's request is gone (its replica died, or the client left with an
+ * idempotency key): a dispatched call ran (or runs) on its queue regardless, so any replica reads its
+ * outcome there; a call whose approval was decided, or expired, meanwhile goes on through the life
+ * cycle (sent once approved, `denied`/`expired` otherwise). Either way the job ends and stops counting
+ * against the team's maxConcurrentJobs; a client that retries with its key gets the same outcome.
  */
 @Injectable()
 export class OrphanedCalls implements OnModuleInit, OnModuleDestroy {
   private timer: NodeJS.Timeout | undefined;
+  /** Jobs this replica's sweep is carrying on (their call dispatched after a decision). */
+  private readonly resumed = new Set<string>();
 
   constructor(
-    @Inject(PG_POOL) private readonly pool: pg.Pool,
     @Inject(JobStore) private readonly store: JobStore,
+    @Inject(InputStore) private readonly inputs: InputStore,
     @Inject(ToolCallDispatcher) private readonly dispatcher: ToolCallDispatcher,
+    @Inject(ToolCallLifeCycle) private readonly lifeCycle: ToolCallLifeCycle,
     @Inject(GatewayCalls) private readonly calls: GatewayCalls,
+    @Inject(GatewayJobs) private readonly gatewayJobs: GatewayJobs,
     @Inject(LOGGER) private readonly log: Logger,
   ) {}
 
@@ -48,17 +56,36 @@ export class OrphanedCalls implements OnModuleInit, OnModuleDestroy {
   }
 
   async sweep(): Promise<void> {
-    const { rows } = await this.pool.query<{ id: string; server: string | null }>(
-      `SELECT j.id, c.server FROM jobs j JOIN tool_calls c ON c.job_id = j.id AND c.tool_call_id = $1
-        WHERE j.kind = 'mcp' AND j.status = 'running' AND c.outcome IS NULL
-          AND j.started_at < now() - make_interval(secs => $2) ORDER BY j.started_at LIMIT 100`,
-      [GATEWAY_CALL_ID, ORPHANED_AFTER_MS / 1000],
-    );
+    const rows = await this.store.openGatewayCalls(GATEWAY_CALL_ID, ORPHANED_AFTER_MS / 1000);
     for (const row of rows) {
-      if (this.calls.isLocal(row.id) || !row.server) continue;
+      if (this.calls.isLocal(row.id) || this.resumed.has(row.id) || !row.server) continue;
       const job = await this.store.get(row.id);
-      if (job) await this.settle(job, row.server);
+      if (!job) continue;
+      if (row.callStatus === 'awaiting_approval') await this.resumeDecided(job);
+      else if (row.callStatus === 'dispatched') await this.settle(job, row.server);
     }
+  }
+
+  /** A decided or expired approval nobody waits for any more: the life cycle carries the call on. */
+  private async resumeDecided(job: JobRecord): Promise<void> {
+    const approval = await this.inputs.get(job.id, GATEWAY_CALL_ID, 'approval', 0);
+    const open = approval?.state === 'pending' && approval.expiresAt.getTime() > Date.now();
+    if (open || job.request.kind !== 'mcp') return;
+    const log = this.log.child({ job_id: job.id, trace_id: job.traceId, team: job.team });
+    log.info(
+      { approval: approval?.state ?? 'none' },
+      'MCP call without its client: carried on after the decision',
+    );
+    this.resumed.add(job.id);
+    this.gatewayJobs
+      .run(job, {
+        name: job.request.tool,
+        args: job.request.arguments,
+        cancel: new AbortController().signal,
+        log,
+      })
+      .catch((error: unknown) => log.warn({ err: error }, 'carrying on an orphaned MCP call failed'))
+      .finally(() => this.resumed.delete(job.id));
   }
 
   private async settle(job: JobRecord, server: string): Promise<void> {
@@ -66,13 +93,14 @@ export class OrphanedCalls implements OnModuleInit, OnModuleDestroy {
       | Job
       | undefined;
     const log = this.log.child({ job_id: job.id, trace_id: job.traceId, server });
+    const tool = job.request.kind === 'mcp' ? job.request.tool : GATEWAY_CALL_ID;
     if (!queued) {
       if (Date.now() - (job.startedAt?.getTime() ?? Date.now()) < LOST_AFTER_MS) return;
       const call = { jobId: job.id, toolCallId: GATEWAY_CALL_ID, server, tool: '', enqueuedAt: Date.now() };
       const text =
         'The replica that made this call stopped, and the call has no queue entry to read its outcome from.';
       log.warn('orphaned MCP call without a queue entry: recorded as failed');
-      await this.calls.record(job, localOutcome(call, 'failed', text, 'orphaned', 'unknown'), log);
+      await this.finish(job, tool, localOutcome(call, 'failed', text, 'orphaned', 'unknown'));
       return;
     }
     if (queued.finishedOn === undefined || Date.now() - queued.finishedOn < ORPHANED_AFTER_MS) return;
@@ -81,6 +109,11 @@ export class OrphanedCalls implements OnModuleInit, OnModuleDestroy {
     const outcome = settledOutcome(queued, data.data as ToolCallJob);
     if (!outcome) return;
     log.info({ status: outcome.status }, 'orphaned MCP call: outcome recorded from its queue job');
-    await this.calls.record(job, outcome, log);
+    await this.finish(job, tool, outcome);
+  }
+
+  private async finish(job: JobRecord, tool: string, outcome: Parameters<GatewayJobs['end']>[1]) {
+    await this.lifeCycle.record(job, GATEWAY_CALL_ID, tool, outcome);
+    await this.gatewayJobs.end(job, outcome);
   }
 }

@@ -89,7 +89,7 @@ export class JobEvents implements OnModuleInit, OnModuleDestroy {
 
   /**
    * Publishes an event that `write` stores together with the record it announces (one statement, see
-   * JobStore.recordDispatch): the write's failure is the caller's, the announcement's is only logged.
+   * JobStore.recordCall): the write's failure is the caller's, the announcement's is only logged.
    * A write that returns false stored nothing (e.g. the job had already ended): nothing is announced,
    * and the result is false.
    */

@@ -26,6 +26,15 @@ export interface JobRecord {
   finishedAt: Date | null;
 }
 
+/**
+ * Where a call without an outcome stands (docs/semantics.md §17): known but not sent (refused or
+ * cancelled before it was, for a moment), waiting for a person's approval, waiting for the answer to the
+ * tool's question, or on its server's queue (queued or running). Once it has an outcome, its status is
+ * the outcome's.
+ */
+export const OPEN_CALL_STATES = ['admitted', 'awaiting_approval', 'awaiting_input', 'dispatched'] as const;
+export type OpenCallState = (typeof OPEN_CALL_STATES)[number];
+
 export interface ToolCallRecord {
   jobId: string;
   toolCallId: string;
@@ -275,20 +284,27 @@ export class JobStore {
   }
 
   /**
-   * Records that a call is being dispatched; a re-run of the same call keeps the first record. With an
-   * event, the event is stored by the same statement (one round trip, and never one without the other).
+   * Records a call without an outcome in `state` (docs/semantics.md §17): `admitted` (known, not sent),
+   * `awaiting_approval`, `awaiting_input` or `dispatched` (on its server's queue). The first record keeps
+   * its position, names and arguments; a later one only moves the state of a call that has no outcome.
+   * With an event, the event is stored by the same statement and only when the state changed, so a re-run
+   * of the same call (a resumed run, a retried /mcp request) never announces it twice.
    */
-  async recordDispatch(
+  async recordCall(
     call: Omit<ToolCallRecord, 'status' | 'outcome' | 'dispatchedAt' | 'finishedAt'>,
+    state: OpenCallState,
     event?: StoredEventInput,
-  ): Promise<void> {
-    await this.pool.query(
-      withEvent(
-        `INSERT INTO tool_calls (job_id, tool_call_id, position, model_tool, server, tool, arguments, status)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, 'dispatched') ON CONFLICT (job_id, tool_call_id) DO NOTHING`,
-        8,
-        event,
-      ),
+  ): Promise<boolean> {
+    const upsert = `INSERT INTO tool_calls (job_id, tool_call_id, position, model_tool, server, tool, arguments, status)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+         ON CONFLICT (job_id, tool_call_id) DO UPDATE SET status = EXCLUDED.status,
+           dispatched_at = CASE WHEN EXCLUDED.status = 'dispatched' THEN now() ELSE tool_calls.dispatched_at END
+         WHERE tool_calls.outcome IS NULL AND tool_calls.status <> EXCLUDED.status`;
+    const result = await this.pool.query(
+      event
+        ? `WITH recorded AS (${upsert} RETURNING job_id)
+           INSERT INTO job_events (job_id, type, data) SELECT job_id, $9, $10 FROM recorded`
+        : upsert,
       [
         call.jobId,
         call.toolCallId,
@@ -297,14 +313,17 @@ export class JobStore {
         call.server,
         call.tool,
         jsonb(call.arguments),
+        state,
         ...eventParams(event),
       ],
     );
+    // Rows inserted or moved (without an event), or events stored (with one): 0 when nothing changed.
+    return (result.rowCount ?? 0) > 0;
   }
 
   /**
    * Stores a call's one outcome, in its stored form (no second copy of a result's text); the first wins.
-   * With an event, as recordDispatch.
+   * With an event, as recordCall.
    */
   async recordOutcome(
     jobId: string,
@@ -321,6 +340,24 @@ export class JobStore {
       ),
       [jobId, toolCallId, outcome.status, jsonb(storedOutcome(outcome)), ...eventParams(event)],
     );
+  }
+
+  /**
+   * Open jobs of kind `mcp` whose one call has no outcome and that started over `olderThanSeconds` ago,
+   * with where the call stands: the candidates a replica whose client left behind (docs/semantics.md §16).
+   */
+  async openGatewayCalls(
+    callId: string,
+    olderThanSeconds: number,
+  ): Promise<Array<{ id: string; server: string | null; callStatus: string }>> {
+    const { rows } = await this.pool.query<{ id: string; server: string | null; callStatus: string }>(
+      `SELECT j.id, c.server, c.status AS "callStatus" FROM jobs j
+         JOIN tool_calls c ON c.job_id = j.id AND c.tool_call_id = $1
+        WHERE j.kind = 'mcp' AND j.status IN ('queued', 'running', 'input_required') AND c.outcome IS NULL
+          AND j.started_at < now() - make_interval(secs => $2) ORDER BY j.started_at LIMIT 100`,
+      [callId, olderThanSeconds],
+    );
+    return rows;
   }
 
   async appendEvent(jobId: string, type: string, data: Record<string, unknown>): Promise<number> {

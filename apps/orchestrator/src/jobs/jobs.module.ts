@@ -5,6 +5,7 @@ import { CheckpointModule } from '../checkpoints/checkpoint.module.ts';
 import { AgentRunQueue } from './agent-run-queue.ts';
 import { InputStore } from './input-store.ts';
 import { JobDeletion } from './job-deletion.ts';
+import { JobEndings } from './job-endings.ts';
 import { JobEvents } from './job-events.ts';
 import { JobRetention } from './job-retention.ts';
 import { JobStore } from './job-store.ts';
@@ -14,7 +15,16 @@ import { JobsService } from './jobs.service.ts';
 @Module({
   imports: [AuthModule, CatalogModule, CheckpointModule],
   controllers: [JobsController],
-  providers: [JobStore, InputStore, JobEvents, AgentRunQueue, JobsService, JobDeletion, JobRetention],
-  exports: [JobStore, InputStore, JobEvents, AgentRunQueue, JobsService],
+  providers: [
+    JobStore,
+    InputStore,
+    JobEvents,
+    JobEndings,
+    AgentRunQueue,
+    JobsService,
+    JobDeletion,
+    JobRetention,
+  ],
+  exports: [JobStore, InputStore, JobEvents, JobEndings, AgentRunQueue, JobsService],
 })
 export class JobsModule {}

@@ -1,10 +1,11 @@
 import type { AIMessage, BaseMessage, ToolMessage } from '@langchain/core/messages';
 import type { BaseCheckpointSaver } from '@langchain/langgraph';
 import { END, interrupt, START, StateGraph } from '@langchain/langgraph';
+import type { CallWait } from '../../tool-calls/call-wait.ts';
 import { AgentState, type AgentStateValue } from './agent-state.ts';
-import type { CallWait, ToolsResult } from './call-wait.ts';
 import { type PlannedToolCall, plannedToolCalls } from './planned-tool-calls.ts';
 import { RunLimitError } from './run-limit-error.ts';
+import type { ToolsResult } from './tools-result.ts';
 
 export interface AgentGraphDeps {
   /** One model turn over the conversation so far. */

@@ -1,5 +1,5 @@
 import { Annotation, MessagesAnnotation } from '@langchain/langgraph';
-import type { CallWait } from './call-wait.ts';
+import type { CallWait } from '../../tool-calls/call-wait.ts';
 
 const replace = <T>(_current: T, next: T) => next;
 

@@ -5,7 +5,7 @@ import {
   type CheckpointMetadata,
   type CheckpointTuple,
 } from '@langchain/langgraph';
-import type { RunLease } from './run-lease.ts';
+import type { RunLease } from '../../tool-calls/call-lease.ts';
 
 type ListOptions = Parameters<BaseCheckpointSaver['list']>[1];
 type ChannelVersions = Parameters<BaseCheckpointSaver['put']>[3];

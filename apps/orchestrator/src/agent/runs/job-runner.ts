@@ -9,6 +9,7 @@ import { ModelToolCatalog, type ToolFilter } from '../../catalog/model-tool-cata
 import { CHECKPOINTER } from '../../checkpoints/checkpointer.ts';
 import { JOB_CANCELLED, ToolCallDispatcher } from '../../dispatch/tool-call-dispatcher.ts';
 import { InputStore } from '../../jobs/input-store.ts';
+import { JobEndings } from '../../jobs/job-endings.ts';
 import { JobEvents } from '../../jobs/job-events.ts';
 import type { AgentJobRequest, BatchJobRequest, EndStatus } from '../../jobs/job-request.ts';
 import { type JobRecord, JobStore } from '../../jobs/job-store.ts';
@@ -18,18 +19,18 @@ import { messageText } from '../../models/message-text.ts';
 import type { Logger } from '../../runtime/logger.ts';
 import { CONFIG, LOGGER } from '../../runtime/tokens.ts';
 import { inSpan } from '../../telemetry/spans.ts';
+import type { CallContext } from '../../tool-calls/call-context.ts';
+import { LeaseLostError, type RunLease, raceSignal, UNCONTESTED_LEASE } from '../../tool-calls/call-lease.ts';
+import type { CallWait } from '../../tool-calls/call-wait.ts';
+import { ToolCallLifeCycle } from '../../tool-calls/tool-call-life-cycle.ts';
 import { buildAgentGraph } from '../graph/agent-graph.ts';
-import type { CallWait } from '../graph/call-wait.ts';
 import { initialMessages } from '../graph/initial-messages.ts';
 import { RunLimitError } from '../graph/run-limit-error.ts';
 import { toFunctionTools } from '../graph/tool-definitions.ts';
 import { toToolMessage } from '../graph/tool-message.ts';
-import type { RunContext } from '../tool-calls/run-context.ts';
-import { ToolCallExecutor } from '../tool-calls/tool-call-executor.ts';
 import { FencedCheckpointer } from './fenced-checkpointer.ts';
 import { ModelCallError } from './model-call-error.ts';
 import { inModelSpan } from './model-span.ts';
-import { LeaseLostError, type RunLease, raceSignal, UNCONTESTED_LEASE } from './run-lease.ts';
 
 /** Tool calls of one batch in flight at once: enough to keep every server's queue busy. */
 const BATCH_IN_FLIGHT = 200;
@@ -63,9 +64,10 @@ export class JobRunner implements OnModuleInit {
   constructor(
     @Inject(JobStore) private readonly store: JobStore,
     @Inject(JobEvents) private readonly events: JobEvents,
+    @Inject(JobEndings) private readonly endings: JobEndings,
     @Inject(TeamsService) private readonly teams: TeamsService,
     @Inject(ModelToolCatalog) private readonly catalog: ModelToolCatalog,
-    @Inject(ToolCallExecutor) private readonly executor: ToolCallExecutor,
+    @Inject(ToolCallLifeCycle) private readonly calls: ToolCallLifeCycle,
     @Inject(ToolCallDispatcher) private readonly dispatcher: ToolCallDispatcher,
     @Inject(CHECKPOINTER) private readonly checkpointer: BaseCheckpointSaver,
     @Inject(CONFIG) private readonly config: SwitchyardConfig,
@@ -123,7 +125,7 @@ export class JobRunner implements OnModuleInit {
   private async settleCallsLeftOpen(jobId: string): Promise<void> {
     const job = await this.store.get(jobId);
     if (job?.status !== 'cancelled') return;
-    const settled = await this.executor.settleLeftOpen(job, JOB_CANCELLED);
+    const settled = await this.calls.settleLeftOpen(job, JOB_CANCELLED);
     if (settled > 0)
       this.log.info({ job_id: jobId, calls: settled }, 'settled the calls a cancelled job left open');
   }
@@ -151,10 +153,10 @@ export class JobRunner implements OnModuleInit {
     if (Date.now() >= startedAt + deadlineMs) {
       // Resumed past its deadline (its replica died or froze): what the earlier run left open is settled
       // from the queue first, all cancels published at once, before the run ends (docs/semantics.md §6).
-      const settled = await this.executor.settleLeftOpen(job, deadlineReason);
+      const settled = await this.calls.settleLeftOpen(job, deadlineReason);
       if (settled > 0) log.info({ calls: settled }, 'settled the calls a run past its deadline left open');
     }
-    const context: RunContext = {
+    const context: CallContext = {
       job,
       filters: this.filtersFor(job),
       cancel,
@@ -163,7 +165,7 @@ export class JobRunner implements OnModuleInit {
       stop: AbortSignal.any([cancel, lease.signal]),
       log,
       deadlineAt: startedAt + deadlineMs,
-      canWait: job.kind === 'agent',
+      waits: { approval: job.kind === 'agent', question: job.kind === 'agent' },
     };
     try {
       const result =
@@ -238,11 +240,7 @@ export class JobRunner implements OnModuleInit {
   }
 
   private async end(job: JobRecord, status: EndStatus, result: unknown, error?: string): Promise<void> {
-    const data = { status, ...(error ? { error } : {}) };
-    const ended = await this.events.publishWith(job.id, 'status', data, (event) =>
-      this.store.finish(job.id, status, result, error, event),
-    );
-    if (ended) this.metrics.runEnded(job.kind, status, job.team);
+    await this.endings.end(job, status, result, error);
   }
 
   private async stopLocal(jobId: string): Promise<void> {
@@ -262,18 +260,18 @@ export class JobRunner implements OnModuleInit {
     return [teamFilter, { allow: requested?.allow ?? ['*'], deny: requested?.deny ?? [] }];
   }
 
-  private async runBatch(context: RunContext, request: BatchJobRequest) {
+  private async runBatch(context: CallContext, request: BatchJobRequest) {
     const limit = pLimit(BATCH_IN_FLIGHT);
     const all = Promise.all(
       request.calls.map((call, position) =>
         limit(async () => {
-          const outcome = await this.executor.execute(context, {
+          const outcome = await this.calls.execute(context, {
             id: `call-${position + 1}`,
             name: call.tool,
             args: call.arguments,
             position,
           });
-          // A batch never parks (context.canWait is false): its calls end with an outcome.
+          // A batch never parks (it waits for nobody): its calls end with an outcome.
           if (!('status' in outcome)) throw new Error(`batch call ${position + 1} tried to wait`);
           return outcome;
         }),
@@ -285,7 +283,7 @@ export class JobRunner implements OnModuleInit {
     return { calls: outcomes.length, outcomes: countStatuses(outcomes) };
   }
 
-  private async runAgent(context: RunContext, request: AgentJobRequest): Promise<string> {
+  private async runAgent(context: CallContext, request: AgentJobRequest): Promise<string> {
     const spec = request.model;
     if (!spec) throw new ModelCallError('the job has no model');
     const model = createChatModel(spec);
@@ -320,7 +318,7 @@ export class JobRunner implements OnModuleInit {
           'tools',
           { attributes: { [ATTR.GRAPH_NODE]: 'tools', [ATTR.TOOL_CALLS]: calls.length } },
           async () => {
-            const settled = await Promise.all(calls.map((call) => this.executor.execute(context, call)));
+            const settled = await Promise.all(calls.map((call) => this.calls.execute(context, call)));
             const waits = settled.filter((entry): entry is CallWait => !('status' in entry));
             if (waits.length > 0) return { waits };
             return {

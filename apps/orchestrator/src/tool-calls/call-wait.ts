@@ -10,8 +10,3 @@ export interface CallWait {
   /** Epoch ms: unanswered by then, the call ends `expired`. */
   expiresAt: number;
 }
-
-/** What running one model turn's tool calls gave: every answer, or what some of them wait for. */
-export type ToolsResult<T> =
-  | { messages: T[]; waits?: undefined }
-  | { waits: CallWait[]; messages?: undefined };

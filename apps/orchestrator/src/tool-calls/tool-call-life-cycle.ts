@@ -1,17 +1,17 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Answer, ToolCallOutcome } from '@switchyard/contracts';
 import { ATTR } from '@switchyard/telemetry';
-import { ModelToolCatalog } from '../../catalog/model-tool-catalog.ts';
-import { localOutcome } from '../../dispatch/local-outcome.ts';
-import { ToolCallDispatcher, type ToolCallRequest } from '../../dispatch/tool-call-dispatcher.ts';
-import { InputStore } from '../../jobs/input-store.ts';
-import { JobEvents, toolCallFinishedEvent } from '../../jobs/job-events.ts';
-import { type JobRecord, JobStore, type ToolCallRecord } from '../../jobs/job-store.ts';
-import { OrchestratorMetrics } from '../../metrics/orchestrator-metrics.ts';
-import { inSpan } from '../../telemetry/spans.ts';
-import type { CallWait } from '../graph/call-wait.ts';
+import { ModelToolCatalog } from '../catalog/model-tool-catalog.ts';
+import { localOutcome } from '../dispatch/local-outcome.ts';
+import { ToolCallDispatcher, type ToolCallRequest } from '../dispatch/tool-call-dispatcher.ts';
+import { InputStore } from '../jobs/input-store.ts';
+import { JobEvents, toolCallFinishedEvent } from '../jobs/job-events.ts';
+import { type JobRecord, JobStore, type ToolCallRecord } from '../jobs/job-store.ts';
+import { OrchestratorMetrics } from '../metrics/orchestrator-metrics.ts';
+import { inSpan } from '../telemetry/spans.ts';
 import { ApprovalGate } from './approval-gate.ts';
-import type { RunContext } from './run-context.ts';
+import type { CallContext } from './call-context.ts';
+import type { CallWait } from './call-wait.ts';
 
 export interface RequestedToolCall {
   id: string;
@@ -22,14 +22,18 @@ export interface RequestedToolCall {
 }
 
 /**
- * Runs one tool call of a job through the fleet and records it (docs/architecture.md §3, step 3). A call that already
+ * The one life cycle of a tool call, whichever door made it — an agent run, a batch job or /mcp
+ * (docs/architecture.md §3): resolve the exact name under the team's and the job's filters, the approval
+ * gate, record the call and its event in one statement, dispatch (quotas and fair share are the
+ * dispatcher's), record the outcome and its event in one statement, and settle calls a lost run left
+ * open. A call that already
  * has an outcome — the run was resumed or re-run after a crash — is answered from the record and never
  * dispatched again; one that was dispatched but not settled is re-dispatched under the same
  * deterministic job id, which finds the existing queue job instead of adding a second — or, once the
  * job is cancelled or past its deadline, settled from that queue job without starting it.
  */
 @Injectable()
-export class ToolCallExecutor {
+export class ToolCallLifeCycle {
   constructor(
     @Inject(JobStore) private readonly store: JobStore,
     @Inject(JobEvents) private readonly events: JobEvents,
@@ -41,7 +45,7 @@ export class ToolCallExecutor {
   ) {}
 
   /** The call's one outcome, or — in an agent run — what it waits for a person on. */
-  execute(context: RunContext, call: RequestedToolCall): Promise<ToolCallOutcome | CallWait> {
+  execute(context: CallContext, call: RequestedToolCall): Promise<ToolCallOutcome | CallWait> {
     return inSpan(
       `execute_tool ${call.name}`,
       {
@@ -69,7 +73,7 @@ export class ToolCallExecutor {
     );
   }
 
-  private async settle(context: RunContext, call: RequestedToolCall): Promise<ToolCallOutcome | CallWait> {
+  private async settle(context: CallContext, call: RequestedToolCall): Promise<ToolCallOutcome | CallWait> {
     const { job, lease } = context;
     const recorded = await this.store.toolCall(job.id, call.id);
     if (recorded?.outcome) return recorded.outcome;
@@ -91,22 +95,18 @@ export class ToolCallExecutor {
       enqueuedAt: Date.now(),
       trace: { traceparent: job.traceparent },
     };
-    const dispatched = { id: call.id, tool: call.name, server: tool?.server };
-    await this.events.publishWith(job.id, 'tool_call.dispatched', dispatched, (event) =>
-      this.store.recordDispatch(
-        {
-          jobId: job.id,
-          toolCallId: call.id,
-          position: call.position,
-          modelTool: call.name,
-          server: tool?.server ?? refused?.server ?? null,
-          tool: tool?.tool ?? null,
-          arguments: call.args,
-        },
-        event,
-      ),
-    );
+    const row = {
+      jobId: job.id,
+      toolCallId: call.id,
+      position: call.position,
+      modelTool: call.name,
+      server: tool?.server ?? refused?.server ?? null,
+      tool: tool?.tool ?? null,
+      arguments: call.args,
+    };
 
+    // Whether the call has its row yet: outcomes are stored on it.
+    let known = recorded !== undefined;
     let outcome: ToolCallOutcome;
     // A wait for the server's tool list that a cancel cut short is the cancel's doing.
     if (context.cancel.aborted && (!refused || refused.code === 'catalog_unpublished')) {
@@ -120,7 +120,13 @@ export class ToolCallExecutor {
       outcome = localOutcome(target, refused.status, refused.text, refused.code, 'no');
     } else {
       const gate = await this.approvals.check(context, call.id, tool, call.args);
-      if (!gate.pass && 'wait' in gate) return gate.wait;
+      if (!gate.pass && 'wait' in gate) {
+        // Nothing was sent: the call says what it waits for, not `dispatched` (docs/semantics.md §15).
+        lease.assertHeld();
+        await this.store.recordCall(row, 'awaiting_approval');
+        await this.approvals.announce(context, gate.wait, gate.detail);
+        return gate.wait;
+      }
       if (!gate.pass) {
         outcome = localOutcome(target, gate.status, gate.text, gate.error, 'no');
       } else {
@@ -132,6 +138,12 @@ export class ToolCallExecutor {
           // Round 0 is the call itself; an answered question's retry is a new, linked call
           // (`<id>~input-<round>`, its own deterministic queue job) carrying the answer.
           const roundId = roundCallId(call.id, answered.round);
+          lease.assertHeld();
+          const dispatched = { id: call.id, tool: call.name, server: tool.server };
+          await this.events.publishWith(job.id, 'tool_call.dispatched', dispatched, (event) =>
+            this.store.recordCall(row, 'dispatched', event),
+          );
+          known = true;
           outcome = await lease.race(
             this.dispatcher.dispatch({
               jobId: job.id,
@@ -140,16 +152,22 @@ export class ToolCallExecutor {
               tool: tool.tool,
               arguments: call.args,
               team: job.team,
-              labels: { team: job.team },
+              labels: { ...context.labels, team: job.team },
               ...(answered.answer ? { answer: answered.answer } : {}),
             }),
           );
-          if (outcome.status === 'input_required' && outcome.question && context.canWait) {
+          if (outcome.status === 'input_required' && outcome.question && context.waits.question) {
             lease.assertHeld();
+            await this.store.recordCall(row, 'awaiting_input');
             return this.parkOnQuestion(context, call.id, outcome, answered.round + 1);
           }
         }
       }
+    }
+    // Settled without reaching a queue (refused, denied, cancelled before): known from here on too.
+    if (!known) {
+      lease.assertHeld();
+      await this.store.recordCall(row, 'admitted');
     }
     // Lost meanwhile: the replica holding the run now records this call, once, from the same queue job.
     lease.assertHeld();
@@ -198,12 +216,7 @@ export class ToolCallExecutor {
   }
 
   /** Records a call's outcome with its `tool_call.finished` event (one statement; the first outcome wins). */
-  private async record(
-    job: JobRecord,
-    callId: string,
-    name: string,
-    outcome: ToolCallOutcome,
-  ): Promise<void> {
+  async record(job: JobRecord, callId: string, name: string, outcome: ToolCallOutcome): Promise<void> {
     const finished = toolCallFinishedEvent(callId, name, outcome);
     await this.events.publishWith(job.id, 'tool_call.finished', finished, (event) =>
       this.store.recordOutcome(job.id, callId, outcome, event),
@@ -249,7 +262,7 @@ export class ToolCallExecutor {
    * carries), a wait for an open question, or an ending when the question expired unanswered.
    */
   private async answeredRound(
-    context: RunContext,
+    context: CallContext,
     callId: string,
     name: string,
   ): Promise<
@@ -276,7 +289,7 @@ export class ToolCallExecutor {
 
   /** The tool asked a person: the question is recorded (once) and the call waits for its answer. */
   private async parkOnQuestion(
-    context: RunContext,
+    context: CallContext,
     callId: string,
     outcome: ToolCallOutcome,
     round: number,

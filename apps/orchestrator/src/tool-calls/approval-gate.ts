@@ -1,17 +1,18 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { argumentsDigest, needsApproval, type SwitchyardConfig } from '@switchyard/contracts';
-import { TeamsService } from '../../auth/teams.service.ts';
-import type { ModelTool } from '../../catalog/model-tool-catalog.ts';
-import { type ApprovalDecision, InputStore } from '../../jobs/input-store.ts';
-import { JobEvents } from '../../jobs/job-events.ts';
-import { CONFIG } from '../../runtime/tokens.ts';
-import type { CallWait } from '../graph/call-wait.ts';
-import type { RunContext } from './run-context.ts';
+import { TeamsService } from '../auth/teams.service.ts';
+import type { ModelTool } from '../catalog/model-tool-catalog.ts';
+import { type ApprovalDecision, InputStore } from '../jobs/input-store.ts';
+import { JobEvents } from '../jobs/job-events.ts';
+import { CONFIG } from '../runtime/tokens.ts';
+import type { CallContext } from './call-context.ts';
+import type { CallWait } from './call-wait.ts';
 
 /** How the gate let a call through or not: `send`, a wait, or an ending the call is recorded with. */
 export type GateVerdict =
   | { pass: true }
-  | { pass: false; wait: CallWait }
+  /** To announce with the wait (`input_required`), once the call is recorded as awaiting approval. */
+  | { pass: false; wait: CallWait; detail: Record<string, unknown> }
   | { pass: false; status: 'denied' | 'expired'; text: string; error: string };
 
 /**
@@ -28,7 +29,7 @@ export class ApprovalGate {
   ) {}
 
   async check(
-    context: RunContext,
+    context: CallContext,
     callId: string,
     tool: ModelTool,
     args: Record<string, unknown>,
@@ -39,7 +40,7 @@ export class ApprovalGate {
       return { pass: true };
     }
     const digest = argumentsDigest(args);
-    if (!context.canWait) {
+    if (!context.waits.approval) {
       return {
         pass: false,
         status: 'denied',
@@ -95,12 +96,11 @@ export class ApprovalGate {
       tool: tool.tool,
       expiresAt: record.expiresAt.getTime(),
     };
-    await this.announce(context, wait, { arguments: args, digest });
-    return { pass: false, wait };
+    return { pass: false, wait, detail: { arguments: args, digest } };
   }
 
   /** For SSE watchers, each time the run parks on the wait (a wake-up that finds it still open repeats it). */
-  async announce(context: RunContext, wait: CallWait, detail: Record<string, unknown>): Promise<void> {
+  async announce(context: CallContext, wait: CallWait, detail: Record<string, unknown>): Promise<void> {
     await this.events.publish(context.job.id, 'input_required', {
       kind: wait.kind,
       toolCallId: wait.toolCallId,
