@@ -156,7 +156,8 @@ describe('metrics, health and the queue dashboard', () => {
     expect(probe.status).toBe(503);
     const body: Json = JSON.parse(probe.body);
     expect(body.sessions.broken.state).not.toBe('ready');
-    expect(body.sessions.broken.lastError).toContain('no database');
+    // The MCP server's stderr is for operators: in the session's stderrTail, never in lastError (teams see that).
+    expect(body.sessions.broken.stderrTail).toContain('no database');
     await lonely.stop();
   });
 });

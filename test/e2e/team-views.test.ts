@@ -12,7 +12,7 @@ const MARKER = 'ARGUMENT-MARKER-9925';
 
 /**
  * The crashy example server behind a launcher that logs a team's arguments to stderr, as careless
- * servers do: its stderr tail ends up in the session's lastError when it dies.
+ * servers do: its stderr tail ends up in the session's stderrTail (operators only) when it dies.
  */
 function leakyServer(dir: string) {
   // .mts: the temp dir has no package.json saying "module", and the launcher uses top-level await.
@@ -54,14 +54,14 @@ describe('team-scoped fleet views', () => {
     alpha = orchestrator.api('alpha');
     searchers = orchestrator.api('searchers');
     operator = orchestrator.api('operator');
-    // Team alpha's call kills the server; its session's lastError then carries the stderr tail.
+    // Team alpha's call kills the server; its session's stderrTail then carries the stderr tail.
     const crashed = await alpha.submit({ kind: 'batch', calls: [{ tool: 'leaky__crash', arguments: {} }] });
     await alpha.finished(crashed.body.id);
     await untilAnnounced(
       deployment.redis,
       deployment.prefix,
       async () => JSON.stringify((await operator.request('GET', '/v1/servers')).body).includes(SECRET),
-      "the leaky server's stderr in its session's lastError",
+      "the leaky server's stderr in its session's stderrTail",
     );
   });
 
@@ -101,7 +101,8 @@ describe('team-scoped fleet views', () => {
     expect(all.map((server) => server.name).sort()).toEqual(['leaky', 'search']);
     const leaky = all.find((server) => server.name === 'leaky');
     expect(leaky.sessions[0].workerId).toEqual(expect.any(String));
-    expect(leaky.sessions[0].lastError).toContain(SECRET);
+    expect(leaky.sessions[0].stderrTail).toContain(SECRET);
+    expect(leaky.sessions[0].lastError).not.toContain(SECRET);
     expect(leaky.queue).toMatchObject({ waiting: 0, active: 0 });
   });
 

@@ -1,3 +1,4 @@
+import type { AttemptRecord } from '@switchyard/contracts';
 import { readLedger } from '@switchyard/example-mcp-servers/ledger';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { exampleServer, Fleet } from '../support/fleet.ts';
@@ -95,6 +96,24 @@ describe('MCP server failures', () => {
       arguments: { key: 'k1', failures: 2 },
     });
     expect(outcome).toMatchObject({ status: 'ok', executed: 'yes', attempts: 3 });
+    // docs/semantics.md §5: every attempt, oldest first; the two that timed out say so.
+    const log = outcome.attemptLog ?? [];
+    expect(log.map((entry) => entry.attempt)).toEqual([1, 2, 3]);
+    expect(log.map((entry) => entry.error)).toEqual([
+      expect.stringContaining('timed out'),
+      expect.stringContaining('timed out'),
+      undefined,
+    ]);
+    for (const [index, entry] of log.entries()) {
+      expect(entry).toMatchObject({ workerId: 'w-reconnect', startedAt: expect.any(Number) });
+      expect(entry.finishedAt).toBeGreaterThanOrEqual(entry.startedAt ?? 0);
+      if (index > 0) expect(entry.pickedUpAt).toBeGreaterThanOrEqual(log[index - 1]?.finishedAt ?? 0);
+    }
+    // The queue wait ends at the first pick-up: the timed-out attempts and their backoff are not in it.
+    const [first, , last] = log as [AttemptRecord, AttemptRecord, AttemptRecord];
+    expect(outcome.queuedMs).toBeLessThan(last.pickedUpAt - first.pickedUpAt);
+    // The run is the last attempt's, which answered at once.
+    expect(outcome.runMs).toBeLessThan(300);
     const calls = readLedger(fleet.path('crashy.jsonl')).filter((row) => row.key === 'k1');
     expect(calls.filter((row) => row.phase === 'start')).toHaveLength(3);
     expect(calls.filter((row) => row.phase === 'cancelled')).toHaveLength(2);

@@ -35,12 +35,16 @@ export function createCrashyServer(): McpServer {
     'crash',
     {
       title: 'Crash',
-      description: 'Kills the server process (exit code 1) without answering, as if it died mid-call.',
-      inputSchema: {},
+      description:
+        'Kills the server process (exit code 1) without answering, as if it died mid-call; `stderr` is written to stderr first, as a careless server logs the request it dies on.',
+      inputSchema: { stderr: z.string().optional() },
     },
-    (_args, extra) => {
+    ({ stderr }, extra) => {
       appendLedger(ledger, { tool: 'crash', phase: 'start', traceparent: traceparentOf(extra) });
-      process.exit(1);
+      if (stderr === undefined) process.exit(1);
+      // Exit once the line is out: a pipe's write may still be pending when process.exit runs.
+      process.stderr.write(`${stderr}\n`, () => process.exit(1));
+      return new Promise<never>(() => undefined);
     },
   );
 

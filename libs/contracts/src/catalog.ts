@@ -56,7 +56,13 @@ export const SessionStatusSchema = z.object({
   since: z.number(),
   /** Connects since the worker started; more than one means the server was reconnected. */
   connects: z.int().min(0),
+  /** Why the session last failed, in words any team may read: never the server's stderr. */
   lastError: z.string().optional(),
+  /**
+   * The last lines a stdio server wrote to stderr when it failed. Operators only (`GET /v1/servers`
+   * with an operator key): it may echo another team's arguments or secrets.
+   */
+  stderrTail: z.string().optional(),
   /** The stdio child's pid, for diagnostics. */
   pid: z.int().optional(),
   /** The MCP revision the session negotiated (e.g. 2026-07-28, 2025-11-25), once connected. */

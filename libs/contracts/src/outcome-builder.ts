@@ -1,4 +1,5 @@
 import {
+  type AttemptRecord,
   EXECUTED_BY_STATUS,
   type Executed,
   type OutcomeStatus,
@@ -42,6 +43,29 @@ export interface OutcomeFacts {
   sentAt?: number;
   /** The per-attempt timeout the last attempt ran under. */
   timeoutMs?: number;
+  /**
+   * The number of the attempt that settles the call (BullMQ's attemptsMade + 1). With `workerId` and
+   * `pickedUpAt` it becomes the last record of the outcome's `attemptLog`.
+   */
+  attempt?: number;
+  /** The records of the call's earlier attempts, oldest first (attempts that were retried). */
+  earlierAttempts?: AttemptRecord[];
+}
+
+/** One attempt's record, as a worker writes it when the attempt ends (docs/semantics.md §5). */
+export function attemptRecord(
+  attempt: number,
+  facts: { workerId?: string; pickedUpAt: number; sentAt?: number; error?: string },
+  finishedAt = Date.now(),
+): AttemptRecord {
+  return {
+    attempt,
+    ...(facts.workerId ? { workerId: facts.workerId } : {}),
+    pickedUpAt: facts.pickedUpAt,
+    ...(facts.sentAt ? { startedAt: facts.sentAt } : {}),
+    finishedAt: Math.max(finishedAt, facts.pickedUpAt),
+    ...(facts.error ? { error: facts.error } : {}),
+  };
 }
 
 /**
@@ -54,6 +78,23 @@ export function buildOutcome(
   now = Date.now(),
 ): StoredToolCallOutcome {
   const traceId = traceIdOf(call.trace);
+  const attemptLog =
+    facts.attempt !== undefined && facts.pickedUpAt !== undefined
+      ? [
+          ...(facts.earlierAttempts ?? []),
+          attemptRecord(
+            facts.attempt,
+            {
+              ...(facts.workerId ? { workerId: facts.workerId } : {}),
+              pickedUpAt: facts.pickedUpAt,
+              ...(facts.sentAt ? { sentAt: facts.sentAt } : {}),
+            },
+            now,
+          ),
+        ]
+      : undefined;
+  // The wait before the call's first attempt was picked up: retries and their backoff are in the log.
+  const firstPickedUpAt = attemptLog?.[0]?.pickedUpAt ?? facts.pickedUpAt ?? now;
   return storedOutcome({
     status: facts.status,
     executed: facts.executed ?? EXECUTED_BY_STATUS[facts.status],
@@ -63,7 +104,7 @@ export function buildOutcome(
     jobId: call.jobId,
     toolCallId: call.toolCallId,
     ...(facts.workerId ? { workerId: facts.workerId } : {}),
-    queuedMs: Math.max(0, (facts.pickedUpAt ?? now) - call.enqueuedAt),
+    queuedMs: Math.max(0, firstPickedUpAt - call.enqueuedAt),
     runMs: facts.sentAt ? Math.max(0, now - facts.sentAt) : 0,
     ...(facts.timeoutMs !== undefined ? { timeoutMs: facts.timeoutMs } : {}),
     ...(traceId ? { traceId } : {}),
@@ -75,5 +116,6 @@ export function buildOutcome(
     ...(facts.question ? { question: facts.question } : {}),
     finishedAt: now,
     ...(facts.sentAt ? { startedAt: facts.sentAt } : {}),
+    ...(attemptLog ? { attemptLog } : {}),
   });
 }

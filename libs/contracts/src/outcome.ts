@@ -26,6 +26,22 @@ export type Executed = z.infer<typeof ExecutedSchema>;
 /** MCP content blocks are passed through as the server sent them (after the size cap). */
 export const ContentBlockSchema = z.looseObject({ type: z.string() });
 
+/**
+ * One attempt of a call as its worker saw it (docs/semantics.md §5): when a worker took it, when the
+ * request went to the server (absent: never sent), when the attempt ended and, for one that failed and
+ * was retried, the short reason. Times are epoch ms; a retried call lists every attempt, so its queue
+ * wait, its attempts and the backoff between them are not drawn as one wait.
+ */
+export const AttemptRecordSchema = z.object({
+  attempt: z.int().min(1),
+  workerId: z.string().optional(),
+  pickedUpAt: z.number().int().positive(),
+  startedAt: z.number().int().positive().optional(),
+  finishedAt: z.number().int().positive(),
+  error: z.string().optional(),
+});
+export type AttemptRecord = z.infer<typeof AttemptRecordSchema>;
+
 const ToolCallOutcomeFields = z.object({
   status: OutcomeStatusSchema,
   executed: ExecutedSchema,
@@ -62,6 +78,8 @@ const ToolCallOutcomeFields = z.object({
   finishedAt: z.number().int().positive(),
   /** When the worker sent the request to the server (epoch ms); absent when it never sent it. */
   startedAt: z.number().int().positive().optional(),
+  /** Every attempt a worker made, oldest first (absent for outcomes decided without a worker). */
+  attemptLog: z.array(AttemptRecordSchema).optional(),
 });
 
 /** An outcome as read by its consumers: `text` is always there (derived from the content when not stored). */

@@ -1,5 +1,12 @@
-import { holdJobLock, type QueueKeys, type RedisConnection } from '@switchyard/contracts';
+import {
+  type AttemptRecord,
+  AttemptRecordSchema,
+  holdJobLock,
+  type QueueKeys,
+  type RedisConnection,
+} from '@switchyard/contracts';
 import type { Job } from 'bullmq';
+import { z } from 'zod';
 
 /**
  * Sends a call only while this worker still holds the job's BullMQ lock (its token), atomically with
@@ -25,6 +32,9 @@ redis.call('PEXPIRE', KEYS[2], ARGV[2])
 return 1
 `;
 
+/** The job hash field holding the records of a retried call's earlier attempts (JSON array). */
+const ATTEMPTS_FIELD = 'switchyardAttempts';
+
 /** Clears the marker of a call that turned out not to be sent, only while the lock is still ours. */
 const UNMARK = `
 if redis.call('GET', KEYS[2]) ~= ARGV[1] then return 0 end
@@ -42,7 +52,19 @@ redis.call('HSET', KEYS[1], 'progress', ARGV[2])
 return 1
 `;
 
+/**
+ * Records the attempts of a call that is about to be retried (docs/semantics.md §5) in a field of the
+ * job's own hash, only while the lock is ours: BullMQ's moveToFailed keeps the hash, and a worker that
+ * lost the job must not write into its new owner's record.
+ */
+const RECORD_ATTEMPTS = `
+if redis.call('GET', KEYS[2]) ~= ARGV[1] then return 0 end
+redis.call('HSET', KEYS[1], '${ATTEMPTS_FIELD}', ARGV[2])
+return 1
+`;
+
 type FencedRedis = RedisConnection & {
+  switchyardRecordAttempts(jobKey: string, lockKey: string, token: string, attempts: string): Promise<number>;
   switchyardRecordTask(jobKey: string, lockKey: string, token: string, marker: string): Promise<number>;
   switchyardUnmark(jobKey: string, lockKey: string, token: string): Promise<number>;
   switchyardFenceSend(
@@ -69,6 +91,7 @@ export class JobFence {
       redis.defineCommand('switchyardFenceSend', { numberOfKeys: 2, lua: FENCE_SEND });
       redis.defineCommand('switchyardUnmark', { numberOfKeys: 2, lua: UNMARK });
       redis.defineCommand('switchyardRecordTask', { numberOfKeys: 2, lua: RECORD_TASK });
+      redis.defineCommand('switchyardRecordAttempts', { numberOfKeys: 2, lua: RECORD_ATTEMPTS });
     }
     this.redis = redis as FencedRedis;
   }
@@ -102,6 +125,31 @@ export class JobFence {
   async recordTask(job: Job, token: string, marker: object): Promise<boolean> {
     const key = this.keys.jobKey(String(job.id));
     return (await this.redis.switchyardRecordTask(key, `${key}:lock`, token, JSON.stringify(marker))) === 1;
+  }
+
+  /**
+   * Writes the records of every attempt so far before a retry is asked for; false when the lock is no
+   * longer ours (nothing written). One round trip, on the retry path only.
+   */
+  async recordAttempts(job: Job, token: string, attempts: AttemptRecord[]): Promise<boolean> {
+    const key = this.keys.jobKey(String(job.id));
+    return (
+      (await this.redis.switchyardRecordAttempts(key, `${key}:lock`, token, JSON.stringify(attempts))) === 1
+    );
+  }
+
+  /**
+   * The records a previous attempt wrote (recordAttempts); [] when there are none or they are
+   * unreadable (an outcome without them is still true). One round trip, for a retried call only.
+   */
+  async earlierAttempts(job: Job): Promise<AttemptRecord[]> {
+    const raw = await this.redis.hget(this.keys.jobKey(String(job.id)), ATTEMPTS_FIELD);
+    if (!raw) return [];
+    try {
+      return z.array(AttemptRecordSchema).catch([]).parse(JSON.parse(raw));
+    } catch {
+      return [];
+    }
   }
 
   /** One round trip: true when the job is still this worker's (its lock kept or re-taken). */

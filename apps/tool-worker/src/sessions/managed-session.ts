@@ -50,6 +50,12 @@ export class SessionNotReadyError extends Error {
   }
 }
 
+/** Why a session is down: `reason` for everyone, `stderrTail` (a stdio server's) for operators only. */
+interface SessionError {
+  reason: string;
+  stderrTail?: string;
+}
+
 const CLIENT_INFO = { name: 'switchyard-tool-worker', version: '0.1.0' };
 
 function toCatalogTool(tool: Tool): CatalogTool {
@@ -233,8 +239,16 @@ export class ManagedSession extends EventEmitter<SessionEvents> {
     this.setState('closed');
   }
 
-  private setState(state: SessionState, error?: string): void {
+  /**
+   * `error` is what any team may read (the orchestrator quotes it in a `circuit_open` outcome): it never
+   * carries the server's stderr, which may echo another team's arguments or secrets. That goes in
+   * `stderrTail`, which only the worker's log and the operator view (`GET /v1/servers`) show.
+   */
+  private setState(state: SessionState, error?: SessionError): void {
     if (this.status.state === state && !error) return;
+    const { lastError, stderrTail } = error
+      ? { lastError: error.reason, stderrTail: error.stderrTail }
+      : { lastError: this.status.lastError, stderrTail: this.status.stderrTail };
     this.status = {
       state,
       // Repeated reconnect attempts keep the outage's start: how long a server has been down is what
@@ -242,18 +256,25 @@ export class ManagedSession extends EventEmitter<SessionEvents> {
       since: this.status.state === state ? this.status.since : Date.now(),
       connects: this.status.connects,
       ...(this.status.protocolVersion ? { protocolVersion: this.status.protocolVersion } : {}),
-      ...(error ? { lastError: error } : this.status.lastError ? { lastError: this.status.lastError } : {}),
+      ...(lastError ? { lastError } : {}),
+      ...(stderrTail ? { stderrTail } : {}),
     };
     this.log.info(
       {
         server: this.server,
         state,
         ...(state === 'ready' ? { protocolVersion: this.status.protocolVersion } : {}),
-        ...(error ? { error } : {}),
+        ...(error ? { error: error.reason, ...(error.stderrTail ? { stderr: error.stderrTail } : {}) } : {}),
       },
       'session state',
     );
     this.emit('state', state);
+  }
+
+  /** The team-facing reason, with the stderr tail of a stdio server kept apart for operators. */
+  private sessionError(reason: string): SessionError {
+    const stderrTail = this.stderr.tail(5);
+    return { reason, ...(stderrTail ? { stderrTail } : {}) };
   }
 
   private async connect(): Promise<void> {
@@ -288,7 +309,13 @@ export class ManagedSession extends EventEmitter<SessionEvents> {
       }
       this.client = client;
       this.serverInfo = client.getServerVersion();
-      client.onclose = () => this.lost(client, 'the connection to the MCP server closed');
+      client.onclose = () =>
+        this.lost(
+          client,
+          this.config.transport === 'stdio'
+            ? 'the MCP server process exited and is being restarted'
+            : 'the connection to the MCP server closed and is being reopened',
+        );
       client.onerror = (error) => this.log.debug({ server: this.server, err: error }, 'MCP transport error');
       // After onclose is set: the task session chains the client's handlers it replaces.
       this.taskSession = await openTaskSession(
@@ -308,11 +335,10 @@ export class ManagedSession extends EventEmitter<SessionEvents> {
       this.setState('ready');
       this.startPings();
     } catch (error) {
-      const stderr = this.stderr.tail(5);
-      const reason = `connect failed: ${(error as Error).message}${stderr ? ` (stderr: ${stderr})` : ''}`;
+      const failure = this.sessionError(`connect failed: ${(error as Error).message}`);
       await client.close().catch(() => undefined);
       if (this.closing) return;
-      this.scheduleReconnect(reason);
+      this.scheduleReconnect(failure);
     }
   }
 
@@ -342,21 +368,27 @@ export class ManagedSession extends EventEmitter<SessionEvents> {
     this.client = undefined;
     this.dropTaskSession();
     clearInterval(this.pingTimer);
-    const stderr = this.stderr.tail(5);
+    const failure = this.sessionError(reason);
     void client.close().catch(() => undefined);
-    this.scheduleReconnect(`${reason}${stderr ? ` (stderr: ${stderr})` : ''}`);
+    this.scheduleReconnect(failure);
   }
 
-  private scheduleReconnect(reason: string): void {
+  private scheduleReconnect(failure: SessionError): void {
     const delay = backoffDelay(
       this.reconnectAttempt,
       this.config.reconnect.initialDelayMs,
       this.config.reconnect.maxDelayMs,
     );
     this.reconnectAttempt += 1;
-    this.setState('reconnecting', reason);
+    this.setState('reconnecting', failure);
     this.log.warn(
-      { server: this.server, delayMs: delay, attempt: this.reconnectAttempt, reason },
+      {
+        server: this.server,
+        delayMs: delay,
+        attempt: this.reconnectAttempt,
+        reason: failure.reason,
+        ...(failure.stderrTail ? { stderr: failure.stderrTail } : {}),
+      },
       'reconnecting',
     );
     this.reconnectTimer = setTimeout(() => void this.connect(), delay);
@@ -382,7 +414,7 @@ export class ManagedSession extends EventEmitter<SessionEvents> {
       this.pingFailures += 1;
       const reason = `ping failed ${this.pingFailures}/${this.config.health.failureThreshold}: ${(error as Error).message}`;
       if (this.pingFailures >= this.config.health.failureThreshold) this.lost(client, reason);
-      else this.setState('degraded', reason);
+      else this.setState('degraded', { reason });
     } finally {
       this.inFlight.release();
     }
