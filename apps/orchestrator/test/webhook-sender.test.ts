@@ -3,6 +3,8 @@ import { createServer, type RequestListener, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { afterEach, describe, expect, it } from 'vitest';
+import { parseAllowList } from '../src/egress/address-policy.ts';
+import { systemResolve } from '../src/egress/webhook-target-check.ts';
 import { sendWebhook } from '../src/webhooks/webhook-sender.ts';
 
 const SECRET = `whsec_${Buffer.alloc(32, 9).toString('base64')}`;
@@ -12,6 +14,10 @@ const message = (url: string) => ({
   payload: '{"type":"job.succeeded"}',
   secret: SECRET,
 });
+
+/** The receivers here listen on loopback, which an operator has to allow (docs/operations.md, Webhooks). */
+const egress = { allow: parseAllowList(['127.0.0.1/32']), resolve: systemResolve };
+const within = (timeoutMs: number) => ({ timeoutMs, egress });
 
 /** One attempt against a real local HTTP server: what counts as delivered, and what a bad receiver costs. */
 describe('sendWebhook', () => {
@@ -45,11 +51,11 @@ describe('sendWebhook', () => {
         response.writeHead(202).end();
       });
     });
-    expect(await sendWebhook(message(url), 5_000)).toEqual({ ok: true, statusCode: 202 });
+    expect(await sendWebhook(message(url), within(5_000))).toEqual({ ok: true, statusCode: 202 });
     expect(verified).toEqual({ type: 'job.succeeded' });
   });
 
-  it('reads only the start of an endless error body', async () => {
+  it('reads none of an endless error body and shows only the status', async () => {
     const url = await serve((_request, response) => {
       response.writeHead(503, { 'content-type': 'text/plain' });
       const chunk = 'overloaded '.repeat(1000);
@@ -60,23 +66,25 @@ describe('sendWebhook', () => {
       };
       pump();
     });
-    const attempt = await sendWebhook(message(url), 10_000);
+    const attempt = await sendWebhook(message(url), within(10_000));
     expect(attempt.ok).toBe(false);
     expect(attempt.statusCode).toBe(503);
-    expect(attempt.error).toMatch(/^answered 503: overloaded overloaded/);
-    expect(attempt.error?.length).toBeLessThanOrEqual(320);
+    expect(attempt.error).toBe('answered 503 (Service Unavailable)');
   });
 
   it('gives up on a receiver that never answers after the timeout, naming it', async () => {
     const url = await serve(() => undefined);
-    expect(await sendWebhook(message(url), 300)).toEqual({ ok: false, error: 'no answer within 300 ms' });
+    expect(await sendWebhook(message(url), within(300))).toEqual({
+      ok: false,
+      error: 'no answer within 300 ms',
+    });
   });
 
   it('reports a refused connection', async () => {
     const url = await serve(() => undefined);
     const server = servers.pop() as Server;
     await new Promise((resolve) => server.close(resolve));
-    const attempt = await sendWebhook(message(url), 5_000);
+    const attempt = await sendWebhook(message(url), within(5_000));
     expect(attempt.ok).toBe(false);
     expect(attempt.error).toContain('ECONNREFUSED');
   });
@@ -88,7 +96,7 @@ describe('sendWebhook', () => {
       response.writeHead(200).end();
     });
     const url = await serve((_request, response) => response.writeHead(302, { location: target }).end());
-    expect(await sendWebhook(message(url), 5_000)).toEqual({
+    expect(await sendWebhook(message(url), within(5_000))).toEqual({
       ok: false,
       statusCode: 302,
       error: 'answered 302 (redirects are not followed)',

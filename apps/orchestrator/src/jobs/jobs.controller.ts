@@ -18,6 +18,8 @@ import type { Request, Response } from 'express';
 import { z } from 'zod';
 import { ApiKeyGuard, CurrentTeam } from '../auth/api-key.guard.ts';
 import type { Team } from '../auth/teams.service.ts';
+import { type Cidr, parseAllowList } from '../egress/address-policy.ts';
+import { refuseInternalWebhook } from '../egress/webhook-url-refusal.ts';
 import { WithoutDependencyTimeout } from '../http/dependency-timeout.interceptor.ts';
 import { ProblemException } from '../http/problem.ts';
 import { ZodValidationPipe } from '../http/zod-validation.pipe.ts';
@@ -41,6 +43,7 @@ export const IdempotencyKeySchema = z.string().min(1).max(200).optional();
 export class JobsController {
   private readonly streamSlots: EventStreamSlots;
   private readonly maxDeadlineMs: number;
+  private readonly webhookAllow: Cidr[];
 
   constructor(
     @Inject(JobsService) private readonly jobs: JobsService,
@@ -52,6 +55,7 @@ export class JobsController {
   ) {
     this.streamSlots = new EventStreamSlots(config.orchestrator.maxEventStreamsPerTeam);
     this.maxDeadlineMs = config.orchestrator.maxDeadlineMs;
+    this.webhookAllow = parseAllowList(config.orchestrator.webhooks.allowPrivateNetworks);
   }
 
   @Get()
@@ -70,6 +74,7 @@ export class JobsController {
       idempotencyKey,
     );
     refuseLongDeadline(body, this.maxDeadlineMs);
+    refuseInternalWebhook(body, this.webhookAllow);
     // Checked first, so that an outage refuses the job before it is half created (stored, not queued).
     await this.dependencies.require(['postgres', 'redis']);
     const { view, created } = await this.jobs.submit(team, body, key);

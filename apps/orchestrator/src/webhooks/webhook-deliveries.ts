@@ -8,6 +8,8 @@ import {
 import type { RedisConnection, SwitchyardConfig } from '@switchyard/contracts';
 import { Queue, UnrecoverableError, Worker } from 'bullmq';
 import { TeamsService } from '../auth/teams.service.ts';
+import { parseAllowList } from '../egress/address-policy.ts';
+import type { EgressPolicy, ResolveHost } from '../egress/webhook-target-check.ts';
 import { JobEvents, type JobEventType } from '../jobs/job-events.ts';
 import { type JobRecord, JobStore } from '../jobs/job-store.ts';
 import { OrchestratorMetrics } from '../metrics/orchestrator-metrics.ts';
@@ -23,6 +25,7 @@ import {
 } from './webhook-delivery.ts';
 import { type WebhookDeliveryView, webhookDeliveryView } from './webhook-delivery-view.ts';
 import { webhookPayload } from './webhook-payload.ts';
+import { WEBHOOK_RESOLVER } from './webhook-resolver.ts';
 import { sendWebhook } from './webhook-sender.ts';
 import { signingSecret, webhookEventOf, webhookTargets } from './webhook-targets.ts';
 
@@ -39,6 +42,7 @@ export class WebhookDeliveries implements OnModuleInit, OnApplicationBootstrap, 
   private readonly queue: Queue<WebhookDeliveryData>;
   private worker: Worker<WebhookDeliveryData> | undefined;
   private readonly settings: SwitchyardConfig['orchestrator']['webhooks'];
+  private readonly egress: EgressPolicy;
 
   constructor(
     @Inject(JobStore) private readonly store: JobStore,
@@ -49,8 +53,10 @@ export class WebhookDeliveries implements OnModuleInit, OnApplicationBootstrap, 
     @Inject(CONFIG) config: SwitchyardConfig,
     @Inject(ENV) private readonly env: OrchestratorEnv,
     @Inject(LOGGER) private readonly log: Logger,
+    @Inject(WEBHOOK_RESOLVER) resolve: ResolveHost,
   ) {
     this.settings = config.orchestrator.webhooks;
+    this.egress = { allow: parseAllowList(this.settings.allowPrivateNetworks), resolve };
     this.queue = new Queue<WebhookDeliveryData>(WEBHOOKS_QUEUE, { connection: redis, prefix: env.prefix });
     this.queue.on('error', (error) => this.log.warn({ err: error }, 'webhooks queue error'));
   }
@@ -156,8 +162,13 @@ export class WebhookDeliveries implements OnModuleInit, OnApplicationBootstrap, 
     }
     const attempt = job.attemptsMade + 1;
     const lastAttemptAt = new Date().toISOString();
-    const result = await sendWebhook({ id: job.id ?? '', url, payload, secret }, this.settings.timeoutMs);
-    const retries = !result.ok && attempt < this.settings.attempts;
+    const result = await sendWebhook(
+      { id: job.id ?? '', url, payload, secret },
+      { timeoutMs: this.settings.timeoutMs, egress: this.egress },
+    );
+    // A refused literal address or name is refused again: the delivery fails at once. A name that
+    // resolved inside the deployment may resolve elsewhere later, so it is retried like any failure.
+    const retries = !result.ok && !result.final && attempt < this.settings.attempts;
     const progress: WebhookDeliveryProgress = {
       attempts: attempt,
       lastAttemptAt,
@@ -171,7 +182,10 @@ export class WebhookDeliveries implements OnModuleInit, OnApplicationBootstrap, 
     await job.updateProgress(progress as unknown as object);
     const outcome = result.ok ? 'delivered' : retries ? 'retrying' : 'failed';
     this.metrics.webhookDelivery(team, event, outcome);
-    if (!result.ok) throw new Error(`webhook ${target} of job ${jobId} (${event}): ${result.error}`);
+    if (!result.ok) {
+      const failure = `webhook ${target} of job ${jobId} (${event}): ${result.error}`;
+      throw result.final ? new UnrecoverableError(failure) : new Error(failure);
+    }
     return { statusCode: result.statusCode };
   }
 }
