@@ -5,10 +5,13 @@ import { NestFactory, Reflector } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { ConfigError, loadConfig, ORCHESTRATOR_UNUSED_SECRETS } from '@switchyard/contracts';
 import { AppModule } from './app.module.ts';
+import { CONSOLE_PATH } from './console/console.module.ts';
+import { DASHBOARD_PATH } from './dashboard/queue-dashboard.module.ts';
 import { DependencyTimeoutInterceptor } from './http/dependency-timeout.interceptor.ts';
 import { HttpErrorsFilter } from './http/http-errors.filter.ts';
 import { JsonBodyGuard } from './http/json-body.guard.ts';
 import { RouteSpanInterceptor } from './http/route-span.interceptor.ts';
+import { securityHeaders } from './http/security-headers.ts';
 import { DependencyHealth } from './runtime/dependency-health.ts';
 import { createLogger, PinoNestLogger } from './runtime/logger.ts';
 import { readOrchestratorEnv } from './runtime/orchestrator-env.ts';
@@ -29,6 +32,9 @@ async function main(): Promise<void> {
     logger: new PinoNestLogger(log),
     bodyParser: false,
   });
+  // First, so that every answer carries them: errors of the body parser and of guards too. `/docs` is
+  // ApiDocsController's reference UI.
+  app.use(...securityHeaders({ console: CONSOLE_PATH, docs: '/docs', dashboard: DASHBOARD_PATH }));
   app.useBodyParser('json', { limit: config.orchestrator.maxRequestBytes });
   const settings = config.orchestrator;
   app.useGlobalFilters(new HttpErrorsFilter(log, settings.retryAfterSeconds));

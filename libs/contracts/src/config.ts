@@ -325,8 +325,35 @@ export const OrchestratorSettingsSchema = z
         timeoutMs: z.int().min(100).max(120_000).default(10_000),
         /** Deliveries one replica sends at once. */
         concurrency: z.int().min(1).max(1_000).default(10),
+        /**
+         * Internal networks (CIDRs, e.g. `10.1.0.0/16`, `127.0.0.1/32`) webhooks may reach; every other
+         * loopback, private, link-local, unique-local, CGNAT, multicast, reserved… address is refused
+         * (docs/operations.md, Webhooks). Cloud metadata addresses are refused even inside these.
+         */
+        allowPrivateNetworks: z
+          .array(z.union([z.cidrv4(), z.cidrv6()], { error: 'not a CIDR (e.g. 10.1.0.0/16 or fd00:1::/48)' }))
+          .max(100)
+          .default([]),
       })
-      .default({ attempts: 8, backoffMs: 5_000, timeoutMs: 10_000, concurrency: 10 }),
+      .default({
+        attempts: 8,
+        backoffMs: 5_000,
+        timeoutMs: 10_000,
+        concurrency: 10,
+        allowPrivateNetworks: [],
+      }),
+    /**
+     * Who may read /metrics (docs/operations.md): its labels name teams and servers. Without either
+     * key it is open on the API port, like /health; keep it inside the cluster then.
+     */
+    metrics: z
+      .strictObject({
+        /** Scrapes must send `Authorization: Bearer <token>`; others get a 401. A secret: use `${VAR}`. */
+        bearerToken: z.string().min(16, 'must be at least 16 characters').optional(),
+        /** Serve /metrics on this port (same HOST) instead of the API port, which then answers 404. */
+        port: z.int().min(1).max(65_535).optional(),
+      })
+      .default({}),
     /** How long an approval request waits for a decision (never past the job's deadline). */
     approvalTtlMs: z
       .int()
@@ -372,7 +399,8 @@ export const OrchestratorSettingsSchema = z
     maxEventStreamsPerTeam: 50,
     jobRetentionDays: 30,
     retentionSweepMs: 3_600_000,
-    webhooks: { attempts: 8, backoffMs: 5_000, timeoutMs: 10_000, concurrency: 10 },
+    webhooks: { attempts: 8, backoffMs: 5_000, timeoutMs: 10_000, concurrency: 10, allowPrivateNetworks: [] },
+    metrics: {},
     approvalTtlMs: 3_600_000,
     maxDeadlineMs: 24 * 3_600_000,
     defaultLimits: { maxSteps: 20, maxToolCalls: 100, deadlineMs: 600_000 },
@@ -433,8 +461,8 @@ export interface ConfigOptions {
   unusedSecrets?: string[];
 }
 
-/** What the tool worker never reads: the teams' API keys. */
-export const WORKER_UNUSED_SECRETS = ['teams.**', 'operators.**'];
+/** What the tool worker never reads: the teams' API keys and the orchestrator's /metrics token. */
+export const WORKER_UNUSED_SECRETS = ['teams.**', 'operators.**', 'orchestrator.metrics.bearerToken'];
 /** What the orchestrator never reads: the MCP servers' environment and headers (tokens). */
 export const ORCHESTRATOR_UNUSED_SECRETS = ['servers.*.env.*', 'servers.*.headers.*', 'servers.*.auth.**'];
 

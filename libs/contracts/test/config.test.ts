@@ -164,6 +164,7 @@ describe('webhook and quota keys of a team', () => {
       backoffMs: 5_000,
       timeoutMs: 10_000,
       concurrency: 10,
+      allowPrivateNetworks: [],
     });
   });
 
@@ -184,6 +185,11 @@ describe('webhook and quota keys of a team', () => {
       '',
     ],
     [{ servers: {}, orchestrator: { webhooks: { attempts: 0 } } }, 'orchestrator.webhooks.attempts', '>=1'],
+    [
+      { servers: {}, orchestrator: { webhooks: { allowPrivateNetworks: ['10.1.0.0/16', '10.2.0.1'] } } },
+      'orchestrator.webhooks.allowPrivateNetworks.1',
+      'not a CIDR',
+    ],
     [{ servers: {}, toolCalls: { keepCompletedSeconds: 59 } }, 'toolCalls.keepCompletedSeconds', '>=60'],
     [{ servers: {}, toolCalls: { keepFailedSeconds: 'a day' } }, 'toolCalls.keepFailedSeconds', 'number'],
     [{ servers: {}, toolCalls: { keepCompletedCount: 1000 } }, 'toolCalls', 'keepCompletedCount'],

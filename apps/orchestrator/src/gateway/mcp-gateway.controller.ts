@@ -2,19 +2,22 @@ import { All, Controller, Inject, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { TeamsService } from '../auth/teams.service.ts';
 import { WithoutDependencyTimeout } from '../http/dependency-timeout.interceptor.ts';
+import { JSON_RPC_CODES, jsonRpcError, refuseUnsafeJsonRpc } from '../http/json-rpc.ts';
+import { MAX_REQUEST_DEPTH } from '../jobs/job-request.ts';
 import { GatewayCalls } from './gateway-calls.ts';
 import { McpEndpoint } from './mcp-endpoint.ts';
 import { headerMismatch } from './mcp-headers.ts';
 
 /** A JSON-RPC error body for a request refused before it reaches MCP. */
-function refusal(message: string, code = -32600) {
-  return { jsonrpc: '2.0', id: null, error: { code, message } };
+function refusal(message: string) {
+  return jsonRpcError(null, JSON_RPC_CODES.invalidRequest, message);
 }
 
 /**
  * `/mcp`: the fleet as one Streamable HTTP MCP server (docs/architecture.md, gateway). Authenticates the
- * team's API key (401 with `WWW-Authenticate: Bearer`), checks the Mcp-Method/Mcp-Name headers against
- * the body, and hands the request to the MCP SDK's stateless handler.
+ * team's API key (401 with `WWW-Authenticate: Bearer`), refuses bodies nested too deeply (400), checks
+ * the Mcp-Method/Mcp-Name headers against the body, and hands the request to the MCP SDK's stateless
+ * handler. Errors before it (malformed JSON, too large a body) are JSON-RPC errors too (HttpErrorsFilter).
  */
 @Controller('mcp')
 export class McpGatewayController {
@@ -37,6 +40,12 @@ export class McpGatewayController {
         .json(
           refusal(match?.[1] ? 'unknown API key' : 'missing "Authorization: Bearer <team API key>" header'),
         );
+      return;
+    }
+    // Deep or unstorable JSON is refused here as /v1 refuses it: the SDK would overflow its stack on it.
+    const unsafe = refuseUnsafeJsonRpc(request.body, MAX_REQUEST_DEPTH);
+    if (unsafe) {
+      response.status(400).json(unsafe);
       return;
     }
     const mismatch = headerMismatch(request.headers, request.body);

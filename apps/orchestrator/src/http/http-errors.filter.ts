@@ -3,6 +3,7 @@ import type { Request, Response } from 'express';
 import { isDependencyOutage } from '../runtime/dependency-errors.ts';
 import type { Logger } from '../runtime/logger.ts';
 import { LOGGER } from '../runtime/tokens.ts';
+import { JSON_RPC_CODES, jsonRpcError } from './json-rpc.ts';
 import {
   kindForStatus,
   PROBLEM_CONTENT_TYPE,
@@ -46,7 +47,7 @@ interface ProblemParts {
  * Client mistakes caught below Nest (malformed JSON, oversized bodies, unsupported charsets) keep their
  * 4xx with a plain explanation; PostgreSQL or Redis being unreachable is a 503; anything else that is
  * not an HttpException is a server fault: a 500 without internals, logged with its stack. Every 429 and
- * 503 carries Retry-After.
+ * 503 carries Retry-After. On /mcp the same status carries a JSON-RPC error object instead.
  */
 @Catch()
 export class HttpErrorsFilter implements ExceptionFilter {
@@ -63,13 +64,19 @@ export class HttpErrorsFilter implements ExceptionFilter {
     if (RETRYABLE.has(parts.status) && !response.getHeader('Retry-After'))
       response.setHeader('Retry-After', String(this.retryAfterSeconds));
     const request = http.getRequest<Request>();
+    const path = (request.originalUrl ?? request.url ?? '').split('?')[0] ?? '';
+    if (path === MCP_PATH || path.startsWith(`${MCP_PATH}/`)) {
+      // An MCP client reads JSON-RPC, not problem details: same status, the error in its own terms.
+      response.status(parts.status).json(jsonRpcError(null, jsonRpcCode(parts.kind), parts.detail));
+      return;
+    }
     const problem: Problem = {
       ...parts.extensions,
       type: problemType(parts.kind),
       title: PROBLEM_KINDS[parts.kind].title,
       status: parts.status,
       detail: parts.detail,
-      instance: (request.originalUrl ?? request.url ?? '').split('?')[0] ?? '',
+      instance: path,
     };
     response.status(parts.status).type(PROBLEM_CONTENT_TYPE).send(JSON.stringify(problem));
   }
@@ -99,6 +106,15 @@ export class HttpErrorsFilter implements ExceptionFilter {
     this.log.error({ err: exception }, 'unhandled error');
     return { kind: 'internal-error', status: 500, detail: 'internal error' };
   }
+}
+
+/** The gateway's path (gateway/mcp-gateway.controller.ts): its errors are JSON-RPC error objects. */
+const MCP_PATH = '/mcp';
+
+function jsonRpcCode(kind: ProblemKind): number {
+  if (kind === 'malformed-body') return JSON_RPC_CODES.parseError;
+  if (kind === 'internal-error' || kind === 'dependency-unavailable') return JSON_RPC_CODES.internalError;
+  return JSON_RPC_CODES.invalidRequest;
 }
 
 function bodyParserProblem(status: number, failure: BodyParserError): ProblemParts {
