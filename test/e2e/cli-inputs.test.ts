@@ -62,7 +62,9 @@ describe('the switchyard CLI answers questions and approvals', () => {
     );
     const waiting = await run(['jobs', 'watch', id]);
     expect(waiting.code, waiting.stdout + waiting.stderr).toBe(EXIT.inputRequired);
-    expect(waiting.stdout).toMatch(/\? teller__transfer \[pay\] asks: Confirm the transfer of 120 to ACME/);
+    expect(waiting.stdout).toMatch(
+      /⏸ teller__transfer \[pay\] awaiting input: Confirm the transfer of 120 to ACME/,
+    );
     expect(waiting.stdout.trim().split('\n').at(-1)).toMatch(/job input_required$/);
     expect((await run(['jobs', 'get', id])).stdout).toMatch(/waits for an answer: teller__transfer \[pay\]/);
 
@@ -85,9 +87,14 @@ describe('the switchyard CLI answers questions and approvals', () => {
     );
     const waiting = await run(['jobs', 'watch', id]);
     expect(waiting.code, waiting.stdout + waiting.stderr).toBe(EXIT.inputRequired);
+    // Held for a person, nothing sent: never shown as dispatched to the server.
     expect(waiting.stdout).toMatch(
-      /\? teller__close_account \[close\] waits for approval of \{"account":"A-7"\}/,
+      /⏸ teller__close_account \[close\] awaiting approval of \{"account":"A-7"\}/,
     );
+    expect(waiting.stdout).not.toMatch(/→ teller__close_account \[close\] dispatched/);
+    const held = await run(['jobs', 'get', id]);
+    expect(held.stdout).toMatch(/close\s+teller__close_account\s+teller\s+awaiting_approval/);
+    expect(held.stdout).toMatch(/close waited for approval: asked \S+, pending/);
 
     const none = await run(['jobs', 'approve', id, 'nope']);
     expect(none.code).toBe(EXIT.usage);
@@ -109,5 +116,8 @@ describe('the switchyard CLI answers questions and approvals', () => {
     expect(events.filter((event) => event.event === 'tool_call.finished').at(-1)).toMatchObject({
       data: { tool: 'teller__close_account', status: 'ok' },
     });
+    const shown = await run(['jobs', 'get', id]);
+    expect(shown.stdout).toMatch(/close waited for approval: asked \S+, answered \S+/);
+    expect(shown.stdout).toMatch(/close attempt 1 on w-cli-inputs: picked up \S+, sent \S+, ended \S+/);
   });
 });

@@ -66,8 +66,20 @@ describe('web console: questions and approvals', () => {
     const parked: Json = await alpha.job(submitted.body.id);
     expect(parked.status).toBe('input_required');
     expect(await card.textContent()).toContain(parked.pendingInputs[0].digest);
-    // Nothing reached the server before the approval.
+    // Nothing reached the server before the approval: the call says so, in the API and on the page.
     expect(ledger().filter((row) => row.account === 'A-7')).toEqual([]);
+    const held = parked.toolCalls.find((call: Json) => call.id === 'close');
+    expect(held).toMatchObject({ state: 'awaiting_approval', status: 'awaiting_approval', attempts: [] });
+    expect(held.waits).toEqual([
+      expect.objectContaining({ kind: 'approval', state: 'pending', answeredAt: null }),
+    ]);
+    const heldBar = page.locator('[data-testid=timeline-bar][data-call-id=close]');
+    expect(await heldBar.getAttribute('data-status')).toBe('awaiting_approval');
+    expect(await heldBar.locator('[data-testid=bar-person]').count()).toBe(1);
+    expect(await heldBar.locator('[data-testid=bar-queue]').count()).toBe(0);
+    expect(await page.getByTestId('call-table').getByTestId('status-chip').first().textContent()).toBe(
+      'awaiting approval',
+    );
     await page.screenshot({ path: screenshotPath('approval'), fullPage: true });
 
     await card.getByTestId('approve').click();
@@ -75,7 +87,18 @@ describe('web console: questions and approvals', () => {
     expect(await page.getByTestId('pending-inputs').count()).toBe(0);
     expect(ledger().filter((row) => row.account === 'A-7' && row.phase === 'done')).toHaveLength(1);
     const job: Json = await alpha.job(submitted.body.id);
-    expect(job.toolCalls.find((call: Json) => call.id === 'close').outcome.status).toBe('ok');
+    const closed = job.toolCalls.find((call: Json) => call.id === 'close');
+    expect(closed.outcome.status).toBe('ok');
+    // The wait for the person, then the queue and the one attempt, each drawn as what it was.
+    expect(closed.waits).toEqual([
+      expect.objectContaining({ kind: 'approval', state: 'answered', answeredAt: expect.any(String) }),
+    ]);
+    expect(closed.attempts).toHaveLength(1);
+    const bar = page.locator('[data-testid=timeline-bar][data-call-id=close]');
+    await bar.and(page.locator('[data-status=ok]')).waitFor({ timeout: SHOWN_MS });
+    expect(await bar.locator('[data-testid=bar-person]').count()).toBe(1);
+    expect(await bar.locator('[data-testid=bar-attempt]').count()).toBe(1);
+    await page.screenshot({ path: screenshotPath('approved-timeline'), fullPage: true });
   });
 
   it("answers a tool's question with the form built from its requested schema", async () => {

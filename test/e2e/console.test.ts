@@ -143,7 +143,10 @@ describe('web console', () => {
     const colours: { status: string; colour: string }[] = await bars().evaluateAll((elements) =>
       elements.map((bar) => ({
         status: bar.dataset.status,
-        colour: bar.ownerDocument.defaultView.getComputedStyle(bar).backgroundColor,
+        // A bar is its segments: the attempt that ended the call wears the outcome's colour.
+        colour: bar.ownerDocument.defaultView.getComputedStyle(
+          [...bar.querySelectorAll('[data-testid=bar-attempt]')].at(-1) ?? bar,
+        ).backgroundColor,
       })),
     );
     const ok = colours.filter((bar) => bar.status === 'ok').map((bar) => bar.colour);

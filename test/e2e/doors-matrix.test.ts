@@ -168,6 +168,52 @@ describe('the doors matrix: batch, agent and /mcp keep the same rules', () => {
     }
   }
 
+  // The gated write ran through a JSON-RPC batch array too (issue 19, item 1).
+  it('gates a call inside a JSON-RPC batch array like any other', async () => {
+    const text = 'gated-in-a-batch-array';
+    const controller = new AbortController();
+    const response = fetch(`${orchestrator.url}/mcp`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${TEAM_KEYS.alpha}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': '2025-11-25',
+      },
+      body: JSON.stringify([
+        {
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'tools/call',
+          params: { name: 'notes__add_note', arguments: { text } },
+        },
+      ]),
+      signal: controller.signal,
+    }).then(
+      async (answer) => ({ status: answer.status, body: await answer.text() }),
+      () => undefined,
+    );
+    // Either the endpoint refuses the array, or the call waits for a person: never a write.
+    const waiting = (async () => {
+      for (const until = Date.now() + 30_000; Date.now() < until; ) {
+        const listed = await api('alpha').request('GET', '/v1/jobs?kind=mcp&status=input_required&limit=200');
+        // The suite's only call left waiting: every other one was decided and followed to its end.
+        const job = listed.body.jobs?.[0];
+        if (job) return job.id as string;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      return undefined;
+    })();
+    const first = await Promise.race([
+      response.then((answer) => ({ answer })),
+      waiting.then((jobId) => ({ jobId })),
+    ]);
+    controller.abort();
+    if ('answer' in first) expect(first.answer?.body ?? '').not.toContain('"isError":false');
+    else expect(first.jobId, 'the gated call neither refused nor waiting').toBeDefined();
+    expect(ledger().filter((row) => row.text === text)).toEqual([]);
+  });
+
   for (const door of DOORS) {
     const tag = door.replace(/[^a-z0-9]/g, '-');
 

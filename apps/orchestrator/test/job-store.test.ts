@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { ToolCallOutcome } from '@switchyard/contracts';
+import { modelText, type ToolCallOutcome } from '@switchyard/contracts';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { JobStore } from '../src/jobs/job-store.ts';
@@ -89,12 +89,14 @@ describe('JobStore', () => {
     expect(rows[0]?.bytes).toBeGreaterThan(big.length);
     expect(rows[0]?.bytes).toBeLessThan(big.length + 1_000);
 
-    // The executor's read-back and the job view both see the derived text.
+    // The life cycle's read-back sees the derived text; the job view carries it once, in the content.
     const record = await store.toolCall('job-big', 'call-1');
     expect(record?.outcome?.text).toBe(big);
     const job = await store.get('job-big');
     const view = jobView(job as NonNullable<typeof job>, await store.toolCalls('job-big'), undefined);
-    expect(view.toolCalls[0]?.outcome?.text).toBe(big);
+    const shown = view.toolCalls[0]?.outcome;
+    expect(shown?.text).toBeUndefined();
+    expect(modelText(shown?.content ?? [])).toBe(big);
   });
 
   it('keeps the text of an outcome whose text is not its content', async () => {

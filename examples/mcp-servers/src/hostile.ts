@@ -84,6 +84,20 @@ const TOOLS = [
     inputSchema: noArguments,
   },
   {
+    name: 'text_blocks',
+    description:
+      'Returns `count` text blocks of `bytes` bytes each (at most 16 blocks, 20 MB in all): a result far above any maxResultBytes, in text only.',
+    inputSchema: {
+      type: 'object',
+      properties: {
+        count: { type: 'integer', minimum: 1, maximum: 16 },
+        bytes: { type: 'integer', minimum: 0, maximum: MAX_BLOB_BYTES },
+      },
+      required: ['count', 'bytes'],
+      additionalProperties: false,
+    },
+  },
+  {
     name: 'huge_line',
     description: `Answers with one JSON line of ${HUGE_LINE_BYTES} bytes, more than the SDK client's stdio read buffer.`,
     inputSchema: noArguments,
@@ -110,6 +124,22 @@ function callTool(id: Id, params: Record<string, unknown>): void {
         return;
       }
       result(id, textResult(pattern(bytes)));
+      return;
+    }
+    case 'text_blocks': {
+      const { count, bytes } = args;
+      const fits = (value: unknown, max: number) =>
+        typeof value === 'number' && Number.isInteger(value) && value >= 0 && value <= max;
+      if (
+        !fits(count, 16) ||
+        !fits(bytes, MAX_BLOB_BYTES) ||
+        (count as number) * (bytes as number) > MAX_BLOB_BYTES
+      ) {
+        error(id, -32602, `text_blocks: "count" (1–16) × "bytes" must be at most ${MAX_BLOB_BYTES}`);
+        return;
+      }
+      const text = pattern(bytes as number);
+      result(id, { content: Array.from({ length: count as number }, () => ({ type: 'text', text })) });
       return;
     }
     case 'bad_utf8': {

@@ -61,6 +61,30 @@ export function createSlowServer(): McpServer {
     },
   );
 
+  // Keys whose first call has hung: the retry of the same call finds its key here and answers.
+  const hungOnce = new Set<string>();
+  server.registerTool(
+    'hang_once',
+    {
+      title: 'Hang once',
+      description:
+        'The first call with a key never returns (only cancellation ends it); every later call with it answers at once. For retry tests: an idempotent call that times out once, then succeeds.',
+      inputSchema: { key: z.string().min(1).describe('What makes calls the same') },
+      annotations: { readOnlyHint: true, openWorldHint: false },
+    },
+    async ({ key }, extra) => {
+      const traceparent = traceparentOf(extra);
+      if (hungOnce.has(key)) {
+        appendLedger(ledger, { tool: 'hang_once', phase: 'done', key, traceparent });
+        return { content: [{ type: 'text', text: `answered ${key} on a retry` }] };
+      }
+      hungOnce.add(key);
+      appendLedger(ledger, { tool: 'hang_once', phase: 'start', key, traceparent });
+      await abortion(extra.signal);
+      throw new Error('hang_once was cancelled');
+    },
+  );
+
   server.registerTool(
     'hang',
     {

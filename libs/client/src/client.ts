@@ -1,7 +1,8 @@
 import createClient, { type Client } from 'openapi-fetch';
 import { apiError, SwitchyardConnectionError } from './errors.ts';
 import { type FollowOptions, followJobEvents, type JobEvent, parseJobEvents } from './job-events.ts';
-import type { paths } from './schema.ts';
+import { withOutcomeTexts } from './outcome-text.ts';
+import type { components, paths } from './schema.ts';
 import {
   type ApprovalDecision,
   FINAL_JOB_STATUSES,
@@ -14,6 +15,8 @@ import {
   type ServerList,
   type ToolList,
 } from './types.ts';
+
+type WireJob = components['schemas']['Job'];
 
 export interface SwitchyardClientOptions {
   /** The orchestrator, e.g. http://127.0.0.1:3000 */
@@ -58,15 +61,11 @@ export class SwitchyardClient {
    */
   submitJob(request: JobRequest, options: { idempotencyKey?: string } = {}): Promise<Job> {
     const header = options.idempotencyKey ? { 'Idempotency-Key': options.idempotencyKey } : {};
-    return this.call('POST /v1/jobs', () =>
-      this.http.POST('/v1/jobs', { body: request, params: { header } }),
-    );
+    return this.job('POST /v1/jobs', () => this.http.POST('/v1/jobs', { body: request, params: { header } }));
   }
 
   getJob(id: string): Promise<Job> {
-    return this.call(`GET /v1/jobs/${id}`, () =>
-      this.http.GET('/v1/jobs/{id}', { params: { path: { id } } }),
-    );
+    return this.job(`GET /v1/jobs/${id}`, () => this.http.GET('/v1/jobs/{id}', { params: { path: { id } } }));
   }
 
   /** One page of the team's jobs, newest first; pass `nextCursor` (with the same filters) for the next. */
@@ -75,7 +74,7 @@ export class SwitchyardClient {
   }
 
   cancelJob(id: string): Promise<Job> {
-    return this.call(`POST /v1/jobs/${id}/cancel`, () =>
+    return this.job(`POST /v1/jobs/${id}/cancel`, () =>
       this.http.POST('/v1/jobs/{id}/cancel', { params: { path: { id } } }),
     );
   }
@@ -89,7 +88,7 @@ export class SwitchyardClient {
 
   /** Answers the question a call of the job waits for (accept with content, decline or cancel). */
   answerInput(id: string, answer: InputAnswer): Promise<Job> {
-    return this.call(`POST /v1/jobs/${id}/input`, () =>
+    return this.job(`POST /v1/jobs/${id}/input`, () =>
       this.http.POST('/v1/jobs/{id}/input', { params: { path: { id } }, body: answer }),
     );
   }
@@ -99,7 +98,7 @@ export class SwitchyardClient {
    * it was made on (`pendingInputs[].digest`): another digest is a 422, so nobody approves unseen arguments.
    */
   decideApproval(id: string, callId: string, decision: ApprovalDecision): Promise<Job> {
-    return this.call(`POST /v1/jobs/${id}/approvals/${callId}`, () =>
+    return this.job(`POST /v1/jobs/${id}/approvals/${callId}`, () =>
       this.http.POST('/v1/jobs/{id}/approvals/{callId}', {
         params: { path: { id, callId } },
         body: decision,
@@ -161,6 +160,11 @@ export class SwitchyardClient {
   async waitForJob(id: string, options: FollowOptions = {}): Promise<Job> {
     for await (const _ of this.followJob(id, options));
     return this.getJob(id);
+  }
+
+  /** A call answering a job: its outcomes' `text` filled in where the API left it out. */
+  private async job(operation: string, send: () => Promise<Answer<WireJob>>): Promise<Job> {
+    return withOutcomeTexts(await this.call(operation, send));
   }
 
   private async call<T>(operation: string, send: () => Promise<Answer<T>>): Promise<T> {

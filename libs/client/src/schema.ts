@@ -415,7 +415,8 @@ export interface components {
             arguments: {
                 [key: string]: unknown;
             };
-            /** @description `dispatched` until the call has its outcome, then the outcome status */
+            state: components["schemas"]["ToolCallState"];
+            /** @description The same as `state` (kept for clients written before it; older servers said `dispatched` for every call without an outcome) */
             status: string;
             /** @description The worker that settled the call */
             workerId: string | null;
@@ -429,7 +430,16 @@ export interface components {
             startedAt: string | null;
             finishedAt: string | null;
             outcome: components["schemas"]["ToolCallOutcome"] | null;
+            /** @description What the workers did, oldest first (empty until the call has its outcome, or when no worker took it) */
+            attempts: components["schemas"]["ToolCallAttempt"][];
+            /** @description Approvals and questions the call waited for a person on */
+            waits: components["schemas"]["ToolCallWait"][];
         };
+        /**
+         * @description While the call has no outcome: `admitted` (known, not sent yet), `awaiting_approval` (a gated call waits for a person’s decision; nothing was sent), `awaiting_input` (the tool asked a question; the call waits for the answer), `dispatched` (on its server’s queue or running). Once it has one: the outcome status (docs/semantics.md §17)
+         * @enum {string}
+         */
+        ToolCallState: "admitted" | "awaiting_approval" | "awaiting_input" | "dispatched" | "ok" | "tool_error" | "invalid_arguments" | "unavailable" | "expired" | "timeout" | "indeterminate" | "failed" | "cancelled" | "input_required" | "denied";
         ToolCallOutcome: {
             /** @enum {string} */
             status: "ok" | "tool_error" | "invalid_arguments" | "unavailable" | "expired" | "timeout" | "indeterminate" | "failed" | "cancelled" | "input_required" | "denied";
@@ -445,7 +455,8 @@ export interface components {
             runMs: number;
             timeoutMs?: number;
             traceId?: string;
-            text: string;
+            /** @description What the model was told, when the content does not say it (failures, messages). Absent: it is the content's text blocks joined by newlines (other blocks as `[<type> content]`), else the JSON of structuredContent, else empty — so a result is sent once; @switchyard/client fills it in */
+            text?: string;
             /** @default [] */
             content: ({
                 type: string;
@@ -479,6 +490,45 @@ export interface components {
              * @example 2026-12-01T01:30:00.000Z
              */
             startedAt?: string;
+        };
+        /** @description One attempt of the call: the gap before the first pickedUpAt is queue wait, the gaps between attempts are retry backoff */
+        ToolCallAttempt: {
+            attempt: number;
+            workerId: string | null;
+            /**
+             * Format: date-time
+             * @description When a worker took the call off its queue
+             * @example 2026-12-01T01:30:00.000Z
+             */
+            pickedUpAt: string;
+            /** @description When the request went to the server; null: never sent */
+            startedAt: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-12-01T01:30:00.000Z
+             */
+            finishedAt: string;
+            /** @description Why the attempt failed (and was retried, if another follows) */
+            error: string | null;
+        };
+        /** @description A time the call waited for a person (docs/semantics.md §14–15) */
+        ToolCallWait: {
+            /** @enum {string} */
+            kind: "approval" | "question";
+            /**
+             * Format: date-time
+             * @example 2026-12-01T01:30:00.000Z
+             */
+            askedAt: string;
+            /** @description When a person answered or decided; null while open or after it expired */
+            answeredAt: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-12-01T01:30:00.000Z
+             */
+            expiresAt: string;
+            /** @enum {string} */
+            state: "pending" | "answered" | "expired";
         };
         Message: {
             role: components["schemas"]["MessageRole"];

@@ -3,13 +3,15 @@ import type { components, operations } from './schema.ts';
 /** Names for the generated schemas (src/schema.d.ts is generated from openapi.json; never edit it). */
 type Schemas = components['schemas'];
 
-export type Job = Schemas['Job'];
+/** A job, a call and an outcome as the client returns them (outcome `text` filled in: outcome-text.ts). */
+export type { Job, ToolCall, ToolCallOutcome } from './outcome-text.ts';
 export type JobSummary = Schemas['JobSummary'];
 export type JobList = Schemas['JobList'];
 export type JobStatus = Schemas['JobStatus'];
 export type JobRequest = Schemas['JobRequest'];
-export type ToolCall = Schemas['ToolCall'];
-export type ToolCallOutcome = Schemas['ToolCallOutcome'];
+export type ToolCallState = Schemas['ToolCallState'];
+export type ToolCallAttempt = Schemas['ToolCallAttempt'];
+export type ToolCallWait = Schemas['ToolCallWait'];
 export type BatchSummary = Schemas['BatchSummary'];
 export type Message = Schemas['Message'];
 export type Tool = Schemas['Tool'];

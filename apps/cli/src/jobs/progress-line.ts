@@ -15,8 +15,13 @@ function describe(event: JobEvent): string {
       return `model step ${event.data.step}`;
     case 'message':
       return `${event.data.role}: ${oneLine(event.data.content)}`;
-    case 'tool_call.dispatched':
+    case 'tool_call.dispatched': {
+      // A server that records a held call's state with the event: nothing was sent yet.
+      const state = (event.data as { state?: string }).state;
+      if (state === 'awaiting_approval' || state === 'awaiting_input')
+        return `⏸ ${event.data.tool} [${event.data.id}] ${state.replace('_', ' ')}`;
       return `→ ${event.data.tool} [${event.data.id}] dispatched${event.data.server ? ` to ${event.data.server}` : ''}`;
+    }
     case 'tool_call.finished': {
       const call = event.data;
       const mark = call.status === 'ok' ? '✓' : '✗';
@@ -31,11 +36,12 @@ function describe(event: JobEvent): string {
 /** Events the document does not describe yet, shown readably when known, else as they came. */
 function otherEvent(name: string, data: Record<string, unknown>): string {
   const call = `${data.server}__${data.tool} [${data.toolCallId}]`;
+  // Held for a person: nothing was sent (an approval) or the call stopped at the tool's question.
   if (name === 'input_required' && data.kind === 'approval')
-    return `? ${call} waits for approval of ${JSON.stringify(data.arguments ?? {})} (switchyard jobs approve <job> ${data.toolCallId})`;
+    return `⏸ ${call} awaiting approval of ${JSON.stringify(data.arguments ?? {})} (switchyard jobs approve <job> ${data.toolCallId})`;
   if (name === 'input_required') {
     const question = (data.question ?? {}) as { message?: string };
-    return `? ${call} asks: ${oneLine(String(question.message ?? ''))} (switchyard jobs answer <job> --call ${data.toolCallId})`;
+    return `⏸ ${call} awaiting input: ${oneLine(String(question.message ?? ''))} (switchyard jobs answer <job> --call ${data.toolCallId})`;
   }
   const { at: _at, ...rest } = data;
   return `${name} ${JSON.stringify(rest)}`;

@@ -1,4 +1,4 @@
-import type { Job } from '@switchyard/client';
+import type { Job, ToolCall } from '@switchyard/client';
 import { table } from '../output/table.ts';
 
 /** `job_… batch completed_with_errors: 5 calls (ok 3, tool_error 2)` */
@@ -36,7 +36,7 @@ export function jobDetails(job: Job): string {
         call: call.id,
         tool: call.tool,
         server: call.server,
-        status: call.status,
+        state: call.state,
         executed: call.outcome?.executed,
         attempts: call.outcome?.attempts,
         worker: call.workerId,
@@ -45,5 +45,23 @@ export function jobDetails(job: Job): string {
       })),
     ),
   );
+  const timings = job.toolCalls.flatMap(callTimings);
+  if (timings.length > 0) lines.push('', ...timings);
   return lines.join('\n');
+}
+
+/**
+ * Where a call's time went, one line each: every attempt a worker made (a retried call has several,
+ * the gaps between them are backoff) and every wait for a person.
+ */
+function callTimings(call: ToolCall): string[] {
+  const attempts = (call.attempts ?? []).map(
+    (attempt) =>
+      `${call.id} attempt ${attempt.attempt}${attempt.workerId ? ` on ${attempt.workerId}` : ''}: picked up ${attempt.pickedUpAt}, sent ${attempt.startedAt ?? '-'}, ended ${attempt.finishedAt}${attempt.error ? ` (${attempt.error})` : ''}`,
+  );
+  const waits = (call.waits ?? []).map(
+    (wait) =>
+      `${call.id} waited for ${wait.kind === 'approval' ? 'approval' : 'an answer'}: asked ${wait.askedAt}, ${wait.answeredAt ? `answered ${wait.answeredAt}` : `${wait.state} (until ${wait.expiresAt})`}`,
+  );
+  return [...waits, ...attempts];
 }

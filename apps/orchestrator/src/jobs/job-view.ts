@@ -1,9 +1,17 @@
-import { OUTCOME_STATUSES, ToolCallOutcomeSchema } from '@switchyard/contracts';
+import { modelText, OUTCOME_STATUSES, ToolCallOutcomeSchema } from '@switchyard/contracts';
 import { z } from 'zod';
 import type { TranscriptMessage } from '../checkpoints/transcript-reader.ts';
 import type { InputRecord } from './input-store.ts';
 import { JOB_STATUSES, JobRequestSchema, McpJobRequestSchema } from './job-request.ts';
 import type { JobRecord, ToolCallRecord } from './job-store.ts';
+import {
+  AttemptViewSchema,
+  attemptViews,
+  ToolCallStateSchema,
+  toolCallState,
+  WaitViewSchema,
+  waitsByCall,
+} from './tool-call-timing.ts';
 
 /** Every timestamp the API returns: ISO 8601 in UTC, never epoch milliseconds. */
 export const Timestamp = z.iso.datetime().meta({ example: '2026-12-01T01:30:00.000Z' });
@@ -18,8 +26,12 @@ export const JobStatusSchema = z.enum(JOB_STATUSES).meta({
 
 /** A stored outcome as the API shows it: the same fields, with ISO timestamps. */
 export const ToolCallOutcomeViewSchema = ToolCallOutcomeSchema.in
+  .omit({ attemptLog: true }) // shown as the call's `attempts`, with ISO times
   .extend({
-    text: z.string(),
+    text: z.string().optional().meta({
+      description:
+        "What the model was told, when the content does not say it (failures, messages). Absent: it is the content's text blocks joined by newlines (other blocks as `[<type> content]`), else the JSON of structuredContent, else empty — so a result is sent once; @switchyard/client fills it in",
+    }),
     finishedAt: Timestamp,
     startedAt: Timestamp.optional().meta({ description: 'When the worker sent the request to the server' }),
   })
@@ -32,14 +44,23 @@ export const ToolCallViewSchema = z
     server: z.string().nullable(),
     serverTool: z.string().nullable(),
     arguments: z.record(z.string(), z.unknown()),
-    status: z
-      .string()
-      .meta({ description: '`dispatched` until the call has its outcome, then the outcome status' }),
+    state: ToolCallStateSchema,
+    status: z.string().meta({
+      description:
+        'The same as `state` (kept for clients written before it; older servers said `dispatched` for every call without an outcome)',
+    }),
     workerId: z.string().nullable().meta({ description: 'The worker that settled the call' }),
     dispatchedAt: Timestamp.meta({ description: 'When the orchestrator put the call on its server queue' }),
     startedAt: Timestamp.nullable().meta({ description: 'When a worker sent it to the MCP server' }),
     finishedAt: Timestamp.nullable(),
     outcome: ToolCallOutcomeViewSchema.nullable(),
+    attempts: z.array(AttemptViewSchema).meta({
+      description:
+        'What the workers did, oldest first (empty until the call has its outcome, or when no worker took it)',
+    }),
+    waits: z
+      .array(WaitViewSchema)
+      .meta({ description: 'Approvals and questions the call waited for a person on' }),
   })
   .meta({ id: 'ToolCall' });
 
@@ -151,12 +172,13 @@ export function jobView(
   jaegerUiUrl?: string,
   inputs: InputRecord[] = [],
 ): JobView {
+  const waits = waitsByCall(inputs);
   return {
     ...jobSummary(job, jaegerUiUrl),
     request: job.request,
     result: job.result ?? null,
     ...(job.kind === 'batch' ? { summary: batchSummary(job, toolCalls) } : {}),
-    toolCalls: toolCalls.map(toolCallView),
+    toolCalls: toolCalls.map((call) => toolCallView(call, waits.get(call.toolCallId) ?? [])),
     ...(messages ? { messages: messages.map(messageView) } : {}),
     pendingInputs: inputs.filter((input) => input.state === 'pending').map(inputView),
     audit: inputs.filter((input) => input.state !== 'pending').map(inputView),
@@ -181,15 +203,20 @@ function inputView(input: InputRecord): z.output<typeof InputViewSchema> {
   };
 }
 
-function toolCallView(call: ToolCallRecord): z.output<typeof ToolCallViewSchema> {
+function toolCallView(
+  call: ToolCallRecord,
+  waits: z.output<typeof WaitViewSchema>[],
+): z.output<typeof ToolCallViewSchema> {
   const outcome = call.outcome;
+  const state = toolCallState(call, waits);
   return {
     id: call.toolCallId,
     tool: call.modelTool,
     server: call.server,
     serverTool: call.tool,
     arguments: call.arguments,
-    status: call.status,
+    state,
+    status: state,
     workerId: outcome?.workerId ?? null,
     // The queue job is added when the call is recorded; the worker's clock says when it sent it.
     dispatchedAt: iso(call.dispatchedAt),
@@ -197,14 +224,20 @@ function toolCallView(call: ToolCallRecord): z.output<typeof ToolCallViewSchema>
     finishedAt: isoOrNull(call.finishedAt),
     outcome: outcome
       ? (() => {
-          const { startedAt, finishedAt, ...rest } = outcome;
+          const { startedAt, finishedAt, attemptLog: _log, text, ...rest } = outcome;
+          // The text once: left out when the content yields it (as it is stored), else a 256 KiB
+          // result would be sent twice.
+          const derived = text === modelText(rest.content, rest.structuredContent);
           return {
             ...rest,
+            ...(derived ? {} : { text }),
             finishedAt: iso(finishedAt),
             ...(startedAt ? { startedAt: iso(startedAt) } : {}),
           };
         })()
       : null,
+    attempts: attemptViews(outcome),
+    waits,
   };
 }
 

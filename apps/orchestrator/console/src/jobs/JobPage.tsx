@@ -82,9 +82,10 @@ export function JobPage() {
           <tr>
             <th>call</th>
             <th>tool</th>
-            <th>status</th>
+            <th>state</th>
             <th>worker</th>
             <th>wait</th>
+            <th>attempts</th>
             <th>run</th>
             <th>outcome</th>
           </tr>
@@ -97,10 +98,11 @@ export function JobPage() {
               </td>
               <td>{call.tool}</td>
               <td>
-                <StatusChip status={call.outcome?.status ?? call.status} />
+                <StatusChip status={call.state} />
               </td>
               <td>{call.workerId ?? '—'}</td>
               <td>{call.outcome ? formatMs(call.outcome.queuedMs) : '—'}</td>
+              <td data-testid="call-attempts">{call.attempts.length || '—'}</td>
               <td>{call.outcome ? formatMs(call.outcome.runMs) : '—'}</td>
               <td className="outcome-cell">{call.outcome?.text.slice(0, 200) ?? ''}</td>
             </tr>
@@ -121,7 +123,9 @@ export function JobPage() {
 function Legend() {
   return (
     <p className="legend">
-      <span className="swatch wait" /> queue wait <span className="swatch run" /> run — colour: outcome
+      <span className="swatch queue" /> queue wait <span className="swatch" /> attempt{' '}
+      <span className="swatch attempt failed" /> failed attempt <span className="swatch backoff" /> retry
+      backoff <span className="swatch person" /> waiting for a person — colour: the call's state
     </p>
   );
 }

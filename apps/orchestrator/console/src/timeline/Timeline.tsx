@@ -1,15 +1,17 @@
 import { useState } from 'react';
 import type { ToolCall } from '../api/types.ts';
 import { formatMs } from '../format.ts';
-import { layoutTimeline, type TimelineBar } from './timeline-layout.ts';
+import { layoutTimeline, type TimelineBar, type TimelineSegment } from './timeline-layout.ts';
 
 /** Height of one call's row in a lane. */
 const ROW_REM = 1.4;
 
 /**
- * The job's tool calls over time: a lane per MCP server, a bar per call with its queue wait (light)
- * and run (solid) segments, coloured by outcome status. Hovering a bar shows the call's worker,
- * timings and outcome text. Data attributes name lanes, calls and statuses for tests and tooling.
+ * The job's tool calls over time: a lane per MCP server, a bar per call with a segment per stretch of
+ * its time — queue wait (light), each attempt (solid; a failed one hatched), the backoff between
+ * attempts (dotted) and each wait for a person (striped amber) — coloured by the call's state. Hovering
+ * a bar shows the call's worker, timings and outcome text. Data attributes name lanes, calls, states and
+ * segments for tests and tooling.
  */
 export function Timeline({
   calls,
@@ -45,23 +47,22 @@ export function Timeline({
                 style={{
                   top: `${row * ROW_REM + 0.2}rem`,
                   left: `${bar.left}%`,
-                  width: `${Math.max(bar.waitWidth + bar.runWidth, 0.4)}%`,
+                  width: `${Math.max(bar.width, 0.4)}%`,
                 }}
                 onMouseEnter={() => setHovered(bar)}
                 onMouseLeave={() => setHovered(null)}
               >
-                <span
-                  className="segment wait"
-                  data-testid="bar-wait"
-                  style={{ flexGrow: Math.max(bar.waitWidth, 0.0001) }}
-                />
-                {bar.runMs !== null && (
+                {bar.segments.map((segment) => (
                   <span
-                    className="segment run"
-                    data-testid="bar-run"
-                    style={{ flexGrow: Math.max(bar.runWidth, 0.0001) }}
+                    key={`${segment.kind}-${segment.startMs}-${segment.attempt ?? ''}`}
+                    className={segmentClass(segment, bar.status)}
+                    data-testid={`bar-${segment.kind}`}
+                    data-attempt={segment.attempt}
+                    data-person-kind={segment.personKind}
+                    title={segmentTitle(segment)}
+                    style={{ left: `${segment.left}%`, width: `${Math.max(segment.width, 0.5)}%` }}
                   />
-                )}
+                ))}
               </div>
             ))}
           </div>
@@ -86,10 +87,16 @@ function BarDetails({ bar }: { bar: TimelineBar }) {
         <dd data-testid="bar-details-worker">{call.workerId ?? '—'}</dd>
         <dt>queue wait</dt>
         <dd>{formatMs(bar.waitMs)}</dd>
-        <dt>run</dt>
-        <dd>{formatMs(bar.runMs)}</dd>
         <dt>attempts</dt>
-        <dd>{call.outcome?.attempts ?? '—'}</dd>
+        <dd>
+          {formatMs(bar.runMs)} in {call.attempts?.length || call.outcome?.attempts || '—'}
+        </dd>
+        {bar.personMs > 0 && (
+          <>
+            <dt>waited for a person</dt>
+            <dd>{formatMs(bar.personMs)}</dd>
+          </>
+        )}
         <dt>dispatched</dt>
         <dd>{call.dispatchedAt}</dd>
         <dt>finished</dt>
@@ -98,4 +105,30 @@ function BarDetails({ bar }: { bar: TimelineBar }) {
       {call.outcome && <pre className="outcome-text">{call.outcome.text.slice(0, 600)}</pre>}
     </div>
   );
+}
+
+/** An attempt takes the call's colour (a failed one its own); other stretches look like what they are. */
+function segmentClass(segment: TimelineSegment, status: string): string {
+  if (segment.kind === 'attempt')
+    return segment.error ? 'segment attempt failed' : `segment attempt status-${status}`;
+  return `segment ${segment.kind}${segment.personKind ? ` ${segment.personKind}` : ''}`;
+}
+
+const SEGMENT_NAMES: Record<TimelineSegment['kind'], string> = {
+  queue: 'queue wait',
+  attempt: 'attempt',
+  backoff: 'retry backoff',
+  person: 'waiting for a person',
+};
+
+function segmentTitle(segment: TimelineSegment): string {
+  const what =
+    segment.kind === 'attempt'
+      ? `attempt ${segment.attempt ?? ''}${segment.error ? ` (${segment.error})` : ''}`
+      : segment.kind === 'person'
+        ? segment.personKind === 'approval'
+          ? 'awaiting approval'
+          : 'awaiting input'
+        : SEGMENT_NAMES[segment.kind];
+  return `${what}: ${formatMs(segment.endMs - segment.startMs)}`;
 }
