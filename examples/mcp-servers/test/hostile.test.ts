@@ -47,6 +47,7 @@ describe('hostile', () => {
       'never_answers',
       'deep_structured',
       'fat_result',
+      'text_blocks',
       'huge_line',
     ]);
     for (const tool of tools) expect(tool.inputSchema.type).toBe('object');

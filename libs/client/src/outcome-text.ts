@@ -26,6 +26,8 @@ export function outcomeText(outcome: Pick<WireOutcome, 'text' | 'content' | 'str
 
 /** The job as the API sent it, each outcome's `text` filled in. */
 export function withOutcomeTexts(job: WireJob): Job {
+  // A body without calls (an older or a stand-in server) is passed on as it came, not failed on.
+  if (!Array.isArray(job.toolCalls)) return job as Job;
   return {
     ...job,
     toolCalls: job.toolCalls.map((call) => ({
