@@ -1,1 +1,2 @@
-export { type DispatcherOptions, ToolCallDispatcher, type ToolCallRequest } from './tool-call-dispatcher.ts';
+export { type DispatcherOptions, ToolCallDispatcher } from './tool-call-dispatcher.ts';
+export type { ToolCallRequest } from './tool-call-request.ts';

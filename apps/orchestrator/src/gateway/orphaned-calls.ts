@@ -2,7 +2,8 @@ import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@ne
 import { type ToolCallJob, ToolCallJobSchema, toolCallJobId } from '@switchyard/contracts';
 import type { Job } from 'bullmq';
 import { localOutcome } from '../dispatch/local-outcome.ts';
-import { settledOutcome, ToolCallDispatcher } from '../dispatch/tool-call-dispatcher.ts';
+import { settledOutcome } from '../dispatch/settled-outcome.ts';
+import { ToolCallDispatcher } from '../dispatch/tool-call-dispatcher.ts';
 import { InputStore } from '../jobs/input-store.ts';
 import { type JobRecord, JobStore } from '../jobs/job-store.ts';
 import type { Logger } from '../runtime/logger.ts';
