@@ -118,6 +118,11 @@ describe('agent and batch jobs', () => {
       role: 'assistant',
       content: 'I could not do it, and I said why.',
     });
+    // On the wire each result is sent once: in toolCalls, not again as the tool message's content.
+    const wire: Json = await api.request('GET', `/v1/jobs/${submitted.body.id}`);
+    const wireTools = wire.body.messages.filter((message: Json) => message.role === 'tool');
+    expect(wireTools.map((message: Json) => message.toolCallId).sort()).toEqual(['bad-args', 'missing-doc']);
+    for (const message of wireTools) expect(message.content, message.toolCallId).toBeUndefined();
     expect(readLedger(deployment.path('notes.jsonl'))).toHaveLength(0);
   });
 

@@ -7,12 +7,14 @@ import { connectGateway, type GatewayClient, REVISIONS, type Revision } from '..
 
 /** A key that only decides approvals of team alpha (teams.alpha.approverKeys). */
 const ALPHA_APPROVER = 'alpha-approver-000000000009';
+/** Team capped may have one job queued or running at a time (teams.capped.maxConcurrentJobs). */
+const KEYS = { ...TEAM_KEYS, capped: 'capped-key-000000000000010' };
 const IDEMPOTENCY = 'io.switchyard/idempotency-key';
 const OUTCOME = 'io.switchyard/outcome';
 
 type Door = 'batch' | 'agent' | `mcp ${Revision}`;
 const DOORS: Door[] = ['batch', 'agent', ...REVISIONS.map((revision) => `mcp ${revision}` as const)];
-type Team = 'alpha' | 'beta' | 'searchers';
+type Team = 'alpha' | 'beta' | 'searchers' | 'capped';
 
 /** What a door made of one call: whether it ran, as the door told its caller, and the job behind it. */
 interface Decision {
@@ -49,6 +51,8 @@ describe('the doors matrix: batch, agent and /mcp keep the same rules', () => {
           // The server-wide rule: every team's delete needs a person.
           approval: { default: 'never', tools: { delete_note: 'required' } },
         }),
+        // Holds team capped's one job open while its other calls knock at every door.
+        slow: exampleServer('slow', { concurrency: 2 }),
       }),
       {
         teams: {
@@ -62,6 +66,7 @@ describe('the doors matrix: batch, agent and /mcp keep the same rules', () => {
           },
           beta: { apiKeys: [TEAM_KEYS.beta] },
           searchers: { apiKeys: [TEAM_KEYS.searchers], tools: { allow: ['search__*'] } },
+          capped: { apiKeys: [KEYS.capped], maxConcurrentJobs: 1 },
         },
       },
     );
@@ -74,7 +79,7 @@ describe('the doors matrix: batch, agent and /mcp keep the same rules', () => {
     await deployment?.close();
   });
 
-  const api = (team: Team): ApiClient => orchestrator.api(team);
+  const api = (team: Team): ApiClient => orchestrator.api().withKey(KEYS[team]);
   /** Who decides a team's approvals: alpha's approver key; a team without one, its own key. */
   const approver = (team: Team) =>
     team === 'alpha' ? orchestrator.api().withKey(ALPHA_APPROVER) : api(team);
@@ -83,7 +88,7 @@ describe('the doors matrix: batch, agent and /mcp keep the same rules', () => {
     const name = `${revision}/${team}`;
     const known = clients.get(name);
     if (known) return known;
-    const client = await connectGateway(orchestrator.url, TEAM_KEYS[team], revision);
+    const client = await connectGateway(orchestrator.url, KEYS[team], revision);
     clients.set(name, client);
     return client;
   };
@@ -284,4 +289,28 @@ describe('the doors matrix: batch, agent and /mcp keep the same rules', () => {
       });
     });
   }
+
+  it('refuses a team over its job quota at every door, before anything runs', async () => {
+    const holder = await api('capped').submit({
+      kind: 'batch',
+      calls: [{ tool: 'slow__sleep', arguments: { ms: 60_000 } }],
+    });
+    expect(holder.status, JSON.stringify(holder.body)).toBe(201);
+    const holderId = String(holder.body.id);
+    try {
+      await api('capped').events(holderId, (event) => event.event === 'tool_call.dispatched');
+      for (const door of DOORS) {
+        const text = `over-quota-${door.replace(/[^a-z0-9]/g, '-')}`;
+        const decision = await call(door, 'capped', 'notes__add_note', { text });
+        // /v1 answers 429 (a problem naming the quota); /mcp a tool error a model can read.
+        if (door === 'batch' || door === 'agent') expect(decision.refused, door).toMatch(/^429 /);
+        else expect(decision.refused, door).toMatch(/\[rate_limited\].*maxConcurrentJobs/);
+        expect(ledger().filter((row) => row.text === text)).toEqual([]);
+      }
+    } finally {
+      await api('capped').request('POST', `/v1/jobs/${holderId}/cancel`);
+    }
+    const job: Json = await api('capped').finished(holderId);
+    expect(job.status).toBe('cancelled');
+  });
 });

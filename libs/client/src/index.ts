@@ -7,6 +7,6 @@ export {
   type KnownJobEvent,
   type OtherJobEvent,
 } from './job-events.ts';
-export { outcomeText } from './outcome-text.ts';
+export { outcomeText, withOutcomeTexts } from './outcome-text.ts';
 export type { components, operations, paths } from './schema.ts';
 export * from './types.ts';

@@ -7,7 +7,8 @@ type WireJob = Schemas['Job'];
 /** An outcome as the client returns it: `text` always there. */
 export type ToolCallOutcome = WireOutcome & { text: string };
 export type ToolCall = Omit<Schemas['ToolCall'], 'outcome'> & { outcome: ToolCallOutcome | null };
-export type Job = Omit<WireJob, 'toolCalls'> & { toolCalls: ToolCall[] };
+export type Message = Schemas['Message'] & { content: string };
+export type Job = Omit<WireJob, 'toolCalls' | 'messages'> & { toolCalls: ToolCall[]; messages?: Message[] };
 
 /**
  * What the model read of a result, as the orchestrator derives it (libs/contracts modelText): the
@@ -24,15 +25,31 @@ export function outcomeText(outcome: Pick<WireOutcome, 'text' | 'content' | 'str
   return '';
 }
 
-/** The job as the API sent it, each outcome's `text` filled in. */
+/**
+ * A tool message's text as the model read it, worded as the orchestrator words it (libs/contracts
+ * toolMessageText): the result's text when `ok`, else prefixed with the status.
+ */
+function toolMessageText(outcome: ToolCallOutcome): string {
+  return outcome.status === 'ok' ? outcome.text : `[${outcome.status}] ${outcome.text}`;
+}
+
+/** The job as the API sent it, each outcome's `text` and each tool message's content filled in. */
 export function withOutcomeTexts(job: WireJob): Job {
   // A body without calls (an older or a stand-in server) is passed on as it came, not failed on.
   if (!Array.isArray(job.toolCalls)) return job as Job;
-  return {
-    ...job,
-    toolCalls: job.toolCalls.map((call) => ({
-      ...call,
-      outcome: call.outcome ? { ...call.outcome, text: outcomeText(call.outcome) } : null,
-    })),
-  };
+  const toolCalls: ToolCall[] = job.toolCalls.map((call) => ({
+    ...call,
+    outcome: call.outcome ? { ...call.outcome, text: outcomeText(call.outcome) } : null,
+  }));
+  const told = new Map(
+    toolCalls.flatMap((call) => (call.outcome ? [[call.id, toolMessageText(call.outcome)] as const] : [])),
+  );
+  const { messages: wireMessages, ...rest } = job;
+  const messages = wireMessages?.map(
+    (message): Message => ({
+      ...message,
+      content: message.content ?? (message.toolCallId ? told.get(message.toolCallId) : undefined) ?? '',
+    }),
+  );
+  return { ...rest, toolCalls, ...(messages ? { messages } : {}) };
 }

@@ -532,7 +532,8 @@ export interface components {
         };
         Message: {
             role: components["schemas"]["MessageRole"];
-            content: string;
+            /** @description Absent on a tool message whose text is its call’s outcome as the model read it (the outcome text, prefixed `[<status>] ` unless `ok`): the result is sent once, in `toolCalls`; @switchyard/client fills it in */
+            content?: string;
             toolCalls?: {
                 id?: string;
                 name: string;

@@ -3,8 +3,8 @@ import type { components, operations } from './schema.ts';
 /** Names for the generated schemas (src/schema.d.ts is generated from openapi.json; never edit it). */
 type Schemas = components['schemas'];
 
-/** A job, a call and an outcome as the client returns them (outcome `text` filled in: outcome-text.ts). */
-export type { Job, ToolCall, ToolCallOutcome } from './outcome-text.ts';
+/** A job, a call, an outcome and a message as the client returns them (texts filled in: outcome-text.ts). */
+export type { Job, Message, ToolCall, ToolCallOutcome } from './outcome-text.ts';
 export type JobSummary = Schemas['JobSummary'];
 export type JobList = Schemas['JobList'];
 export type JobStatus = Schemas['JobStatus'];
@@ -13,7 +13,6 @@ export type ToolCallState = Schemas['ToolCallState'];
 export type ToolCallAttempt = Schemas['ToolCallAttempt'];
 export type ToolCallWait = Schemas['ToolCallWait'];
 export type BatchSummary = Schemas['BatchSummary'];
-export type Message = Schemas['Message'];
 export type Tool = Schemas['Tool'];
 export type ToolList = Schemas['ToolList'];
 export type Server = Schemas['Server'];

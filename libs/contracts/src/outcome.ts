@@ -104,6 +104,14 @@ export function modelText(content: ContentBlock[], structuredContent?: Record<st
   return '';
 }
 
+/**
+ * What an agent's model reads of an outcome in its tool message: the result's text when it is `ok`,
+ * else the text prefixed with its status, so the model can tell a failure from a result and act on it.
+ */
+export function toolMessageText(outcome: Pick<ToolCallOutcome, 'status' | 'text'>): string {
+  return outcome.status === 'ok' ? outcome.text : `[${outcome.status}] ${outcome.text}`;
+}
+
 /** The form to store: drops `text` when the content yields the same text, so it is not stored twice. */
 export function storedOutcome(outcome: ToolCallOutcomeInput): StoredToolCallOutcome {
   const { text, ...rest } = outcome;

@@ -1,4 +1,4 @@
-import { modelText, OUTCOME_STATUSES, ToolCallOutcomeSchema } from '@switchyard/contracts';
+import { modelText, OUTCOME_STATUSES, ToolCallOutcomeSchema, toolMessageText } from '@switchyard/contracts';
 import { z } from 'zod';
 import type { TranscriptMessage } from '../checkpoints/transcript-reader.ts';
 import type { InputRecord } from './input-store.ts';
@@ -78,7 +78,10 @@ export const MessageRoleSchema = z.enum(['system', 'user', 'assistant', 'tool'])
 export const TranscriptMessageSchema = z
   .object({
     role: MessageRoleSchema,
-    content: z.string(),
+    content: z.string().optional().meta({
+      description:
+        'Absent on a tool message whose text is its call’s outcome as the model read it (the outcome text, prefixed `[<status>] ` unless `ok`): the result is sent once, in `toolCalls`; @switchyard/client fills it in',
+    }),
     toolCalls: z
       .array(
         z.object({ id: z.string().optional(), name: z.string(), args: z.record(z.string(), z.unknown()) }),
@@ -179,7 +182,7 @@ export function jobView(
     result: job.result ?? null,
     ...(job.kind === 'batch' ? { summary: batchSummary(job, toolCalls) } : {}),
     toolCalls: toolCalls.map((call) => toolCallView(call, waits.get(call.toolCallId) ?? [])),
-    ...(messages ? { messages: messages.map(messageView) } : {}),
+    ...(messages ? { messages: transcriptView(messages, toolCalls) } : {}),
     pendingInputs: inputs.filter((input) => input.state === 'pending').map(inputView),
     audit: inputs.filter((input) => input.state !== 'pending').map(inputView),
   };
@@ -261,6 +264,26 @@ const ROLE_OF_TYPE: Record<string, z.output<typeof MessageRoleSchema>> = {
   tool: 'tool',
 };
 
-function messageView(message: TranscriptMessage): z.output<typeof TranscriptMessageSchema> {
-  return { ...message, role: ROLE_OF_TYPE[message.role] ?? 'assistant' };
+/**
+ * The conversation, each tool result sent once: a tool message that says exactly what its call's
+ * outcome says (as toolMessageText words it) leaves its content out; one that differs — a message
+ * from before a re-run, a call the model named differently — keeps it.
+ */
+function transcriptView(
+  messages: TranscriptMessage[],
+  toolCalls: ToolCallRecord[],
+): z.output<typeof TranscriptMessageSchema>[] {
+  const told = new Map(
+    toolCalls.flatMap((call) =>
+      call.outcome ? [[call.toolCallId, toolMessageText(call.outcome)] as const] : [],
+    ),
+  );
+  return messages.map((message) => {
+    const role = ROLE_OF_TYPE[message.role] ?? 'assistant';
+    if (role === 'tool' && message.toolCallId && told.get(message.toolCallId) === message.content) {
+      const { content: _sentInToolCalls, ...rest } = message;
+      return { ...rest, role };
+    }
+    return { ...message, role };
+  });
 }

@@ -1,5 +1,5 @@
 import { ToolMessage } from '@langchain/core/messages';
-import type { ToolCallOutcome } from '@switchyard/contracts';
+import { type ToolCallOutcome, toolMessageText } from '@switchyard/contracts';
 
 /**
  * An outcome as the model sees it (docs/architecture.md §3, step 5): `ok` is a plain result; everything else is an
@@ -11,7 +11,7 @@ export function toToolMessage(outcome: ToolCallOutcome, toolCallId: string, name
     tool_call_id: toolCallId,
     name,
     status: ok ? 'success' : 'error',
-    content: ok ? outcome.text : `[${outcome.status}] ${outcome.text}`,
+    content: toolMessageText(outcome),
     artifact: outcome.structuredContent,
   });
 }
