@@ -1,7 +1,12 @@
 import {
+  CLIENT_CAPABILITIES_META_KEY,
+  CLIENT_INFO_META_KEY,
   Client as ModernClient,
   StreamableHTTPClientTransport as ModernTransport,
+  PROTOCOL_VERSION_META_KEY,
 } from '@modelcontextprotocol/client';
+import type { JsonValue } from '@modelcontextprotocol/ext-tasks/core';
+import { withTaskCapabilityV2 } from '@modelcontextprotocol/ext-tasks/core/v2';
 import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as LegacyTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 
@@ -51,5 +56,76 @@ export async function connectGateway(
     callTool: (params, _schema, options) =>
       client.callTool(params, options) as unknown as Promise<Record<string, unknown>>,
     close: () => client.close(),
+  };
+}
+
+/** One JSON-RPC answer: its result, or its error. */
+export type RawAnswer =
+  | { result: Record<string, unknown>; error?: undefined }
+  | { result?: undefined; error: { code: number; message: string; data?: unknown } };
+
+/** What a 2026-07-28 request names in its `Mcp-Name` header (SEP-2243, SEP-2663 for tasks/*). */
+const NAME_FIELD: Record<string, string> = {
+  'tools/call': 'name',
+  'tasks/get': 'taskId',
+  'tasks/update': 'taskId',
+  'tasks/cancel': 'taskId',
+};
+
+/**
+ * Raw 2026-07-28 JSON-RPC requests to `<url>/mcp` with a team key, each a POST carrying the per-request
+ * envelope (`_meta` protocol version, client info and capabilities) and the standard headers — what the
+ * tasks extension needs, since the v2 SDK Client refuses a `resultType: "task"` answer and has no
+ * `tasks/*` methods. With `tasks: true` the request declares `io.modelcontextprotocol/tasks` in its
+ * client capabilities (through ext-tasks' own `withTaskCapabilityV2`). A response sent as an SSE stream
+ * is read to its end and the answer to this request picked out of it.
+ */
+export function rawModernRequester(url: string, key: string) {
+  const endpoint = new URL('/mcp', url);
+  let nextId = 0;
+  return async (
+    method: string,
+    params: Record<string, unknown>,
+    options: { tasks?: boolean } = {},
+  ): Promise<RawAnswer> => {
+    const id = ++nextId;
+    const envelope = {
+      ...params,
+      _meta: {
+        ...((params._meta as Record<string, unknown> | undefined) ?? {}),
+        [PROTOCOL_VERSION_META_KEY]: '2026-07-28',
+        [CLIENT_INFO_META_KEY]: { name: 'switchyard-test-tasks', version: '1.0.0' },
+        [CLIENT_CAPABILITIES_META_KEY]: {},
+      },
+    } as Record<string, JsonValue>;
+    const body = {
+      jsonrpc: '2.0',
+      id,
+      method,
+      params: options.tasks ? withTaskCapabilityV2(envelope) : envelope,
+    };
+    const field = NAME_FIELD[method];
+    const response = await fetch(endpoint, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${key}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': '2026-07-28',
+        'mcp-method': method,
+        ...(field ? { 'mcp-name': String(params[field]) } : {}),
+      },
+      body: JSON.stringify(body),
+    });
+    const text = await response.text();
+    const messages = (response.headers.get('content-type') ?? '').includes('text/event-stream')
+      ? text
+          .split('\n')
+          .filter((line) => line.startsWith('data:'))
+          .map((line) => JSON.parse(line.slice('data:'.length)))
+      : [JSON.parse(text)];
+    const answer = messages.find((message) => message?.id === id);
+    if (!answer) throw new Error(`${method}: no answer to request ${id} (HTTP ${response.status}): ${text}`);
+    return answer.error ? { error: answer.error } : { result: answer.result };
   };
 }

@@ -22,7 +22,7 @@ import type { Logger } from '../runtime/logger.ts';
 import { LOGGER } from '../runtime/tokens.ts';
 import { inSpan, SpanKind } from '../telemetry/spans.ts';
 import { GATEWAY_CALL_ID, GatewayJobs } from './gateway-jobs.ts';
-import { toCallToolResult } from './outcome-result.ts';
+import { endedWithoutOutcome, notice, toCallToolResult } from './outcome-result.ts';
 import { ProgressListener } from './progress-listener.ts';
 import { RequestRegistry } from './request-registry.ts';
 
@@ -38,6 +38,23 @@ export interface GatewayCallParams {
   arguments?: Record<string, unknown>;
   _meta?: Record<string, unknown>;
 }
+
+/** A tools/call that has its job (new, or the first call's for a retry with its key) and goes on. */
+export interface AdmittedCall {
+  team: Team;
+  job: JobRecord;
+  name: string;
+  args: Record<string, unknown>;
+  key: string | undefined;
+  server: string | undefined;
+  log: Logger;
+}
+
+/**
+ * What becomes of an admitted call instead of holding the request until its outcome (a task on
+ * 2026-07-28, gateway-tasks.ts): the client's answer, given at once.
+ */
+export type FollowAdmitted = (call: AdmittedCall) => Promise<CallToolResult>;
 
 /**
  * `tools/call` on /mcp as a door of the one tool-call life cycle (docs/architecture.md, gateway): the
@@ -97,11 +114,16 @@ export class GatewayCalls implements OnModuleInit {
     return this.local.has(jobId);
   }
 
+  /**
+   * One tools/call: admitted (a job, or a refusal), then followed while the client waits — or, with
+   * `follow`, handed to it and answered at once (a task).
+   */
   async call(
     team: Team,
     params: GatewayCallParams,
     ctx: ServerContext,
     protocolVersion?: string,
+    follow?: FollowAdmitted,
   ): Promise<CallToolResult> {
     const meta = params._meta ?? ctx.mcpReq._meta ?? {};
     const traceparent = typeof meta.traceparent === 'string' ? meta.traceparent : undefined;
@@ -120,17 +142,49 @@ export class GatewayCalls implements OnModuleInit {
           [ATTR.TEAM]: team.name,
         },
       },
-      () => this.run(team, params, meta, ctx, protocolVersion),
+      async () => {
+        const { admitted, answer } = await this.admit(team, params, meta, ctx, protocolVersion);
+        if (!admitted) return answer;
+        if (follow) return follow(admitted);
+        const { job, name, args, key, server, log } = admitted;
+        const outcome = await this.waitFor(team, job, name, args, key, ctx, log, server);
+        return outcome
+          ? toCallToolResult(outcome, job.id)
+          : notice(
+              'input_required',
+              `job ${job.id} still waits for a person's approval; retry with the same key to follow it.`,
+            );
+      },
     );
   }
 
-  private async run(
+  /**
+   * Runs an admitted call with no request waiting for it (its client follows the job as a task):
+   * the same life cycle as a waiting request, with no client stream whose end could cancel it; a
+   * cancel of the job (tasks/cancel, /v1) still reaches it through `local`. A replica that dies
+   * meanwhile leaves the job to every replica's orphan sweep, as for a client that left with a key.
+   */
+  detach(call: AdmittedCall): void {
+    const { job, name, args, log } = call;
+    if (this.local.has(job.id)) return; // this replica carries it already (a retry with the key)
+    const cancel = new AbortController();
+    this.local.set(job.id, cancel);
+    this.gatewayJobs
+      .run(job, { name, args, cancel: cancel.signal, log })
+      .catch((error: unknown) => log.error({ err: error }, 'running a detached MCP call failed'))
+      .finally(() => {
+        if (this.local.get(job.id) === cancel) this.local.delete(job.id);
+      });
+  }
+
+  /** The call's job (created, or the retry's first one), or the answer that ends it here. */
+  private async admit(
     team: Team,
     params: GatewayCallParams,
     meta: Record<string, unknown>,
     ctx: ServerContext,
     protocolVersion?: string,
-  ): Promise<CallToolResult> {
+  ): Promise<{ admitted: AdmittedCall; answer?: never } | { admitted?: never; answer: CallToolResult }> {
     const key = idempotencyKey(meta[IDEMPOTENCY_META_KEY]);
     const args = params.arguments ?? {};
     const { tool, refused } = await this.catalog.resolve(params.name, [team.config.tools], ctx.mcpReq.signal);
@@ -148,7 +202,7 @@ export class GatewayCalls implements OnModuleInit {
     // revision the client speaks may differ between a request and its retry).
     const digest = requestDigest({ tool: params.name, arguments: args });
     const created = await this.create(team, request, key, digest);
-    if ('content' in created) return created;
+    if ('content' in created) return { answer: created };
     const { job } = created;
     if (!created.created && job.requestDigest !== digest) {
       throw new ProtocolError(
@@ -162,15 +216,9 @@ export class GatewayCalls implements OnModuleInit {
       log.info({ request_id: ctx.mcpReq.id }, 'MCP tool call received');
     } else {
       const replay = await this.replay(job, tool, params.name, log);
-      if (replay) return replay;
+      if (replay) return { answer: replay };
     }
-    const outcome = await this.waitFor(team, job, params.name, args, key, ctx, log, tool?.server);
-    return outcome
-      ? toCallToolResult(outcome, job.id)
-      : notice(
-          'input_required',
-          `job ${job.id} still waits for a person's approval; retry with the same key to follow it.`,
-        );
+    return { admitted: { team, job, name: params.name, args, key, server: tool?.server, log } };
   }
 
   private async create(
@@ -215,10 +263,7 @@ export class GatewayCalls implements OnModuleInit {
     }
     if (FINAL_STATUSES.has(job.status)) {
       // Ended (a cancel) before its outcome was written: dispatching again could run it a second time.
-      return notice(
-        job.status,
-        `job ${job.id} ended before its call's outcome was recorded. The tool may or may not have run: check before retrying a write.`,
-      );
+      return endedWithoutOutcome(job.id, job.status);
     }
     if (!tool || tool.availability === 'none' || tool.availability === 'down') {
       // The life cycle would answer "unavailable, not sent" while the first attempt's call may sit in
@@ -289,11 +334,6 @@ export class GatewayCalls implements OnModuleInit {
       await this.requests.release(team.name, ctx.mcpReq.id, job.id).catch(() => undefined);
     }
   }
-}
-
-/** An isError result that says what happened without an outcome behind it. */
-function notice(status: string, text: string): CallToolResult {
-  return { content: [{ type: 'text', text: `[${status}] ${text}` }], isError: true };
 }
 
 function describeCall(job: JobRecord): string {

@@ -7,6 +7,7 @@ import { ToolCallsModule } from '../tool-calls/tool-calls.module.ts';
 import { CatalogChanges } from './catalog-changes.ts';
 import { GatewayCalls } from './gateway-calls.ts';
 import { GatewayJobs } from './gateway-jobs.ts';
+import { GatewayTasks } from './gateway-tasks.ts';
 import { McpEndpoint } from './mcp-endpoint.ts';
 import { McpGatewayController } from './mcp-gateway.controller.ts';
 import { OrphanedCalls } from './orphaned-calls.ts';
@@ -20,6 +21,7 @@ import { RequestRegistry } from './request-registry.ts';
   providers: [
     GatewayCalls,
     GatewayJobs,
+    GatewayTasks,
     McpEndpoint,
     ProgressListener,
     RequestRegistry,

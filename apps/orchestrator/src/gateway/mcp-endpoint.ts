@@ -12,6 +12,7 @@ import type { ModelTool } from '../catalog/model-tool-catalog.ts';
 import type { Logger } from '../runtime/logger.ts';
 import { LOGGER } from '../runtime/tokens.ts';
 import { GatewayCalls } from './gateway-calls.ts';
+import { declaresTasks, GatewayTasks, TASKS_CAPABILITY } from './gateway-tasks.ts';
 
 const SERVER_INFO = { name: 'switchyard', version: '0.1.0' };
 
@@ -35,6 +36,7 @@ function toMcpTool(tool: ModelTool): Tool {
  * The MCP side of /mcp: a stateless handler from the v2 server SDK serving 2026-07-28 (per-request
  * envelope) and 2025-11-25 (stateless fallback) from one per-request server built for the caller's team.
  * Stateless, so any replica answers any request; the team comes from the bearer key the controller checked.
+ * On 2026-07-28 it also speaks the tasks extension (gateway-tasks.ts) for calls that declare it.
  */
 @Injectable()
 export class McpEndpoint implements OnModuleDestroy {
@@ -43,6 +45,7 @@ export class McpEndpoint implements OnModuleDestroy {
 
   constructor(
     @Inject(GatewayCalls) private readonly calls: GatewayCalls,
+    @Inject(GatewayTasks) private readonly tasks: GatewayTasks,
     @Inject(TeamsService) private readonly teams: TeamsService,
     @Inject(LOGGER) private readonly log: Logger,
   ) {
@@ -57,8 +60,10 @@ export class McpEndpoint implements OnModuleDestroy {
 
   private serverFor(ctx: McpRequestContext): McpServer {
     const team = ctx.authInfo ? this.teams.byName(ctx.authInfo.clientId) : undefined;
+    const modern = ctx.era === 'modern';
     const mcp = new McpServer(SERVER_INFO, {
-      capabilities: { tools: { listChanged: true } },
+      // The tasks extension exists on 2026-07-28 only; 2025-11-25 clients see no task support at all.
+      capabilities: { tools: { listChanged: true }, ...(modern ? { extensions: TASKS_CAPABILITY } : {}) },
       instructions:
         "Switchyard: the tools of a fleet of MCP servers, named <server>__<tool>. Each call runs as a job on its server's queue; a failed call says whether the tool ran.",
     });
@@ -66,14 +71,15 @@ export class McpEndpoint implements OnModuleDestroy {
     server.setRequestHandler('tools/list', async () => ({
       tools: team ? (await this.calls.tools(team)).map(toMcpTool) : [],
     }));
-    server.setRequestHandler('tools/call', async (request, context) =>
-      this.calls.call(
-        requireTeam(team),
-        request.params,
-        context,
-        ctx.era === 'modern' ? '2026-07-28' : undefined,
-      ),
-    );
+    server.setRequestHandler('tools/call', async (request, context) => {
+      // A 2026-07-28 call that declares the tasks extension gets a task at once (gateway-tasks.ts);
+      // every other call holds its request until the outcome, with progress while it waits.
+      if (modern && declaresTasks(context)) {
+        return this.tasks.create(requireTeam(team), request.params, context, '2026-07-28');
+      }
+      return this.calls.call(requireTeam(team), request.params, context, modern ? '2026-07-28' : undefined);
+    });
+    if (modern && team) this.tasks.register(server, team);
     return mcp;
   }
 }

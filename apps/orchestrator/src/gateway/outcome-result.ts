@@ -10,6 +10,11 @@ const WHETHER_IT_RAN: Record<Executed, string> = {
   unknown: 'The tool may or may not have run: check before retrying a write.',
 };
 
+/** The sentence every gateway answer ends with: whether the tool ran, as `executed` says. */
+export function whetherItRan(executed: Executed): string {
+  return WHETHER_IT_RAN[executed];
+}
+
 /**
  * A Switchyard outcome as the MCP result the client receives (docs/semantics.md, gateway): `ok` is the
  * server's result as it sent it; `tool_error` is the server's own isError result; every other status
@@ -46,4 +51,17 @@ export function toCallToolResult(outcome: ToolCallOutcome, jobId: string): CallT
     isError: true,
     _meta: meta,
   };
+}
+
+/** An isError result that says what happened without an outcome behind it. */
+export function notice(status: string, text: string): CallToolResult {
+  return { content: [{ type: 'text', text: `[${status}] ${text}` }], isError: true };
+}
+
+/** A job that ended (a cancel) before its call's outcome was written: nobody can say whether it ran. */
+export function endedWithoutOutcome(jobId: string, status: string): CallToolResult {
+  return notice(
+    status,
+    `job ${jobId} ended before its call's outcome was recorded. The tool may or may not have run: check before retrying a write.`,
+  );
 }
