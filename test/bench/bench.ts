@@ -16,6 +16,7 @@ import { MCP_GATEWAY_SETTINGS, mcpGateway } from './scenarios/mcp-gateway.ts';
 import { orchestrator } from './scenarios/orchestrator.ts';
 import { parallel } from './scenarios/parallel.ts';
 import { redisCost } from './scenarios/redis-cost.ts';
+import { replicaWait } from './scenarios/replica-wait.ts';
 import { revisions } from './scenarios/revisions.ts';
 import { rssByMode } from './scenarios/rss-modes.ts';
 import { serialized } from './scenarios/serialized.ts';
@@ -25,6 +26,7 @@ import { workerMemory } from './scenarios/worker-memory.ts';
 const SETTINGS: BenchSettings = {
   latency: { warmup: 20, rounds: 10, perRound: 30, perCallSessionPerRound: 3 },
   fencing: { warmup: 20, rounds: 10, perRound: 30 },
+  replicaWait: { warmup: 20, rounds: 10, perRound: 20 },
   revisions: { warmup: 20, rounds: 10, perRound: 20 },
   redisCost: { warmup: 30, calls: 300, idleMs: 3_000 },
   serialized: { warmup: 50, sizes: [100, 1000], repetitions: 3 },
@@ -71,6 +73,7 @@ async function main(): Promise<void> {
   const date = new Date().toISOString();
   const latencyResult = await latency(SETTINGS.latency);
   const fencingResult = await fencing(SETTINGS.fencing);
+  const replicaWaitResult = await replicaWait(SETTINGS.replicaWait);
   const revisionsResult = await revisions(SETTINGS.revisions);
   const redisCostResult = await redisCost(SETTINGS.redisCost);
   const serializedResult = await serialized(SETTINGS.serialized);
@@ -88,6 +91,7 @@ async function main(): Promise<void> {
     settings: SETTINGS,
     latency: latencyResult,
     fencing: fencingResult,
+    replicaWait: replicaWaitResult,
     revisions: revisionsResult,
     redisCost: redisCostResult,
     serialized: serializedResult,

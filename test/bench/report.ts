@@ -12,6 +12,11 @@ import { type McpGatewayOptions, type McpGatewayResult, renderMcpGateway } from 
 import type { OrchestratorOptions, OrchestratorResult } from './scenarios/orchestrator.ts';
 import type { ParallelOptions, ParallelResult } from './scenarios/parallel.ts';
 import type { CostRow, RedisCostOptions, RedisCostResult } from './scenarios/redis-cost.ts';
+import {
+  type ReplicaWaitOptions,
+  type ReplicaWaitResult,
+  renderReplicaWait,
+} from './scenarios/replica-wait.ts';
 import type { RevisionsOptions, RevisionsResult } from './scenarios/revisions.ts';
 import type { ProcessRss, RssByModeOptions, RssByModeResult } from './scenarios/rss-modes.ts';
 import type { SerializedOptions, SerializedResult } from './scenarios/serialized.ts';
@@ -21,6 +26,7 @@ import { mib, ms, perSecond, ratio, type Summary } from './stats.ts';
 export interface BenchSettings {
   latency: LatencyOptions;
   fencing: FencingOptions;
+  replicaWait: ReplicaWaitOptions;
   revisions: RevisionsOptions;
   redisCost: RedisCostOptions;
   serialized: SerializedOptions;
@@ -40,6 +46,7 @@ export interface BenchResults {
   settings: BenchSettings;
   latency: LatencyResult;
   fencing: FencingResult;
+  replicaWait: ReplicaWaitResult;
   revisions: RevisionsResult;
   redisCost: RedisCostResult;
   serialized: SerializedResult;
@@ -224,6 +231,7 @@ export function renderMarkdown(results: BenchResults, derived: Derived): string 
     `The fence adds ${plus(fence.nonIdempotent.p50 - fence.idempotent.p50)} at p50 and ` +
       `${plus(fence.nonIdempotent.p99 - fence.idempotent.p99)} at p99.`,
   );
+  out.push(...renderReplicaWait(results.replicaWait, table, { ms, plus }));
 
   const cost = results.redisCost;
   const costRow = (label: string, row: CostRow) => [

@@ -8,6 +8,7 @@ export const FAULT_KINDS = [
   'mcp-server-kill',
   'orchestrator-kill',
   'redis-crash',
+  'redis-restart-empty',
   'worker-freeze',
   'redis-freeze',
   'pg-terminate',
@@ -103,6 +104,8 @@ export class Chaos {
         return this.killOrchestrator();
       case 'redis-crash':
         return this.crashRedis();
+      case 'redis-restart-empty':
+        return this.restartRedisEmpty();
       case 'worker-freeze':
         return this.freezeWorker();
       case 'redis-freeze':
@@ -156,6 +159,15 @@ export class Chaos {
   private async crashRedis() {
     await this.cluster.redis.crashAndRestart();
     return { restarts: this.cluster.redis.restarts };
+  }
+
+  /**
+   * SIGKILL and back on the same port without its data (its AOF deleted): a Redis without persistence
+   * that restarted. Queues, runs and the catalog are gone; PostgreSQL must rebuild them (semantics §18).
+   */
+  private async restartRedisEmpty() {
+    await this.cluster.redis.restartEmpty();
+    return { restarts: this.cluster.redis.restarts, empty: true };
   }
 
   /** Frozen past its lock and the stalled check, so BullMQ hands its jobs to another worker. */

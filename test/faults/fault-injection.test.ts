@@ -25,6 +25,7 @@ const SCHEDULE: Record<FaultKind, number> = {
   'mcp-server-kill': 2,
   'orchestrator-kill': 2,
   'redis-crash': 2,
+  'redis-restart-empty': 1,
   'worker-freeze': 4,
   'redis-freeze': 2,
   'pg-terminate': 2,
@@ -126,6 +127,7 @@ describe('fault injection under mixed load', () => {
       lostLocks: live.lostLocks(),
       pidOwners: live.pidOwners,
       exits: live.unexpectedExits(),
+      redisDataLosses: chaos.records.filter((record) => record.kind === 'redis-restart-empty').length,
       streamEnds: await streamEnds(live.api(), final, open),
     };
     findings = new Map(PROMISES.map(({ name, check }) => [name, check(evidence)]));

@@ -7,6 +7,7 @@ import {
   type Evidence,
   executedIsTruthful,
   inFlightDuringFreezes,
+  lostQueueJobsOnlyAfterDataLoss,
   noUnaskedCancel,
   type RecordedCall,
   streamsEndWithFinalStatus,
@@ -29,6 +30,7 @@ function evidence(parts: Partial<Evidence>): Evidence {
       [202, 'w2'],
     ]),
     exits: [],
+    redisDataLosses: 0,
     streamEnds: [],
     ...parts,
   };
@@ -184,6 +186,18 @@ describe('fault suite promises', () => {
       },
       { started: { label: 'next' }, whileRunning: [{ label: 'orphan', ownershipLost: 'w1 killed' }] },
     ]);
+  });
+
+  it('allows a call lost with its queue job only after Redis lost its data, and only as may-have-run', () => {
+    const lost = { ...note('lost', 'unknown', 'indeterminate') };
+    lost.outcome = { ...lost.outcome, error: 'redis_data_lost' } as typeof lost.outcome;
+    const claimed = note('claimed', 'no', 'cancelled');
+    claimed.outcome = { ...claimed.outcome, error: 'redis_data_lost' } as typeof claimed.outcome;
+    const jobs = [{ id: 'job-1', status: 'completed_with_errors', toolCalls: [lost, note('fine', 'yes')] }];
+    expect(lostQueueJobsOnlyAfterDataLoss(evidence({ jobs })).broken).toBe(1);
+    expect(lostQueueJobsOnlyAfterDataLoss(evidence({ jobs, redisDataLosses: 1 })).broken).toBe(0);
+    const lying = [{ id: 'job-2', status: 'completed_with_errors', toolCalls: [claimed] }];
+    expect(lostQueueJobsOnlyAfterDataLoss(evidence({ jobs: lying, redisDataLosses: 1 })).broken).toBe(1);
   });
 
   it('lists the calls a frozen worker’s servers were running during the freeze', () => {

@@ -30,6 +30,8 @@ export interface Evidence {
   lostLocks: LockLoss[];
   pidOwners: Map<number, string>;
   exits: UnexpectedExit[];
+  /** How often the suite made Redis lose its data (restarted empty): the only excuse for a lost queue job. */
+  redisDataLosses: number;
   /** The jobs in `open` that the API shows final, with the status their event stream ends with now. */
   streamEnds: StreamEnd[];
 }
@@ -360,6 +362,25 @@ export function streamsEndWithFinalStatus(evidence: Evidence): Finding {
   );
 }
 
+/** Errors of the outcomes of calls whose queue job Redis lost (docs/semantics.md §18). */
+const LOST_QUEUE_JOB = new Set(['redis_data_lost', 'job_missing']);
+
+/**
+ * A call ends with its queue job lost only when Redis really lost its data: a crash with AOF, a
+ * freeze or a killed process must never cost a queue job. After a loss, such a call must say it may
+ * have run (`indeterminate`, executed unknown) — whether it ran is the ledger's to judge (atMostOnce).
+ */
+export function lostQueueJobsOnlyAfterDataLoss(evidence: Evidence): Finding {
+  const lost = calls(evidence).filter((row) => LOST_QUEUE_JOB.has(String(row.call.outcome?.error)));
+  const unexcused = evidence.redisDataLosses > 0 ? [] : lost;
+  const untruthful = lost.filter(
+    (row) =>
+      row.call.outcome.executed !== 'unknown' ||
+      !['indeterminate', 'cancelled', 'failed'].includes(row.call.outcome.status),
+  );
+  return report([...unexcused, ...untruthful].map((row) => describe(row)));
+}
+
 export function noUnexpectedExit(evidence: Evidence): Finding {
   return report(evidence.exits);
 }
@@ -381,6 +402,10 @@ export const PROMISES: Array<{ name: string; check: (evidence: Evidence) => Find
   {
     name: 'rec-pair (concurrency 2) never runs three calls at once',
     check: (evidence) => concurrencyLimit(evidence, evidence.pair, 2),
+  },
+  {
+    name: 'a call loses its queue job only when Redis lost its data, and then says it may have run',
+    check: lostQueueJobsOnlyAfterDataLoss,
   },
   { name: 'no worker or orchestrator exits unless the suite killed it', check: noUnexpectedExit },
 ];

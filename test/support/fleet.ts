@@ -58,16 +58,18 @@ export class Fleet {
   constructor(
     label: string,
     servers: (dir: string) => Record<string, ServerEntry>,
-    worker: Record<string, number> = {},
+    worker: Record<string, unknown> = {},
     /** Further top-level config sections (teams, orchestrator). */
     extra: Record<string, unknown> = {},
     /** The Redis every process of this deployment uses (default: the machine's). */
     readonly redisUrl = REDIS_URL,
     /** Seeds of a Redis Cluster (`host:port,…`) to use instead; default: the suite's, for the default Redis. */
     readonly redisClusterNodes = defaultClusterNodes(redisUrl),
+    /** Sentinel seeds (`host:port,…`, group `mymaster`) every process finds the primary through. */
+    readonly redisSentinels = '',
   ) {
-    this.redis = connect('switchyard-test-fleet', redisUrl, redisClusterNodes);
-    this.dispatcherRedis = connect('switchyard-test-dispatcher', redisUrl, redisClusterNodes);
+    this.redis = connect('switchyard-test-fleet', redisUrl, redisClusterNodes, redisSentinels);
+    this.dispatcherRedis = connect('switchyard-test-dispatcher', redisUrl, redisClusterNodes, redisSentinels);
     this.prefix = uniquePrefix(label);
     this.catalogReader = new CatalogReader(this.dispatcherRedis, this.prefix, 100);
     this.dir = mkdtempSync(join(tmpdir(), `switchyard-${label}-`));
@@ -87,14 +89,23 @@ export class Fleet {
    * since on a loaded 2-core machine a worker and its stdio servers take tens of seconds to load.
    */
   async startWorker(
-    options: { servers?: string[]; waitFor?: string[]; id?: string; timeoutMs?: number } = {},
+    options: {
+      servers?: string[];
+      waitFor?: string[];
+      id?: string;
+      timeoutMs?: number;
+      /** This worker's Redis, e.g. a proxy in front of the deployment's (default: the deployment's). */
+      redisUrl?: string;
+      /** Extra environment of this worker only (e.g. fakeTimeEnv). */
+      env?: Record<string, string>;
+    } = {},
   ): Promise<TestProcess> {
     const id = options.id ?? `w${Math.random().toString(36).slice(2, 8)}`;
     const worker = this.group.start(
       `worker ${id}`,
       tsxArgs(entryPoint('apps/tool-worker', 'main', this.runMode)),
       {
-        ...redisEnv(this.redisUrl, this.redisClusterNodes),
+        ...redisEnv(options.redisUrl ?? this.redisUrl, this.redisClusterNodes, this.redisSentinels),
         SWITCHYARD_CONFIG: this.configPath,
         SWITCHYARD_PREFIX: this.prefix,
         WORKER_ID: id,
@@ -102,6 +113,7 @@ export class Fleet {
         ...(options.servers ? { WORKER_SERVERS: options.servers.join(',') } : {}),
         LOG_LEVEL: 'debug',
         ...this.processEnv,
+        ...options.env,
       },
     );
     const waitFor = options.waitFor ?? options.servers ?? Object.keys(this.config.servers);

@@ -10,7 +10,7 @@ import { freePortPair } from './ports.ts';
 const run = promisify(execFile);
 
 /**
- * A Redis Cluster of three primaries (no replicas) that a test run starts for itself from the
+ * A Redis Cluster of three primaries (no replicas unless asked for) that a test run starts for itself from the
  * machine's `redis-server` and `redis-cli --cluster create`, and stops again. Readiness is read from
  * each server's log and from CLUSTER INFO on every node, not guessed.
  */
@@ -24,8 +24,11 @@ export class LocalRedisCluster {
     return this.ports.map((port) => `127.0.0.1:${port}`).join(',');
   }
 
-  async start(primaries = 3): Promise<void> {
-    for (let index = 0; index < primaries; index++) {
+  /** Pids of the nodes by port, e.g. to freeze one (SIGSTOP). */
+  readonly pids = new Map<number, number>();
+
+  async start(primaries = 3, replicasPerPrimary = 0): Promise<void> {
+    for (let index = 0; index < primaries * (1 + replicasPerPrimary); index++) {
       // The cluster bus listens on port + 10000; both must be free.
       const port = await freePortPair(10_000);
       this.ports.push(port);
@@ -38,7 +41,7 @@ export class LocalRedisCluster {
         'create',
         ...this.ports.map((port) => `127.0.0.1:${port}`),
         '--cluster-replicas',
-        '0',
+        String(replicasPerPrimary),
         '--cluster-yes',
       ],
       { timeout: 60_000 },
@@ -88,6 +91,7 @@ export class LocalRedisCluster {
       { stdio: ['ignore', 'pipe', 'pipe'] },
     );
     this.children.push(child);
+    if (child.pid) this.pids.set(port, child.pid);
     await new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`cluster node ${port} not ready in 15 s`)), 15_000);
       child.once('error', (error) => {

@@ -1,9 +1,33 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { freePort } from './ports.ts';
+
+/**
+ * The arguments of a loopback redis-server without persistence (no AOF, no snapshots), logging to
+ * stdout for readiness: the replicas, sentinels' primaries and benchmarks of the suites.
+ */
+export function volatileRedisArgs(port: number, dir: string, name: string, extra: string[] = []): string[] {
+  return [
+    '--port',
+    String(port),
+    '--bind',
+    '127.0.0.1',
+    '--dir',
+    dir,
+    '--dbfilename',
+    `${name}.rdb`,
+    '--appendonly',
+    'no',
+    '--save',
+    '',
+    '--logfile',
+    '',
+    ...extra,
+  ];
+}
 
 /**
  * A Redis server of a test's own, with AOF (appendfsync always) unless asked not to, that the test may kill and restart:
@@ -75,12 +99,25 @@ export class DedicatedRedis {
     this.restarts += 1;
   }
 
+  /**
+   * SIGKILL, then start again on the same port with nothing in it — its files (AOF) deleted first: a
+   * Redis without persistence that restarted, or one whose disk was lost. Clients reconnect to it.
+   */
+  async restartEmpty(): Promise<void> {
+    await this.kill();
+    for (const entry of readdirSync(this.dir))
+      rmSync(join(this.dir, entry), { recursive: true, force: true });
+    await this.start();
+    this.restarts += 1;
+  }
+
   async stop(): Promise<void> {
     await this.kill();
     rmSync(this.dir, { recursive: true, force: true });
   }
 
-  private async kill(): Promise<void> {
+  /** SIGKILL and wait for the exit; `start()` brings it back on the same port. */
+  async kill(): Promise<void> {
     const child = this.child;
     if (!child || child.exitCode !== null || child.signalCode !== null) return;
     const exited = new Promise((resolve) => child.once('exit', resolve));

@@ -28,16 +28,25 @@ export function connect(
   name = 'switchyard-test',
   url = REDIS_URL,
   clusterNodes = defaultClusterNodes(url),
+  /** Sentinel seeds (`host:port,…`, group `mymaster`): the primary they name instead of `url`'s host. */
+  sentinels = '',
 ): RedisConnection {
-  const redis = connectRedis(redisTargetFromEnv({ REDIS_URL: url, REDIS_CLUSTER_NODES: clusterNodes }), name);
+  const redis = connectRedis(
+    redisTargetFromEnv({ REDIS_URL: url, REDIS_CLUSTER_NODES: clusterNodes, REDIS_SENTINELS: sentinels }),
+    name,
+  );
   // Tests that restart Redis expect reconnects; ioredis retries on its own.
   redis.on('error', () => undefined);
   return redis;
 }
 
 /** The environment that points an app process at `url` (and at the cluster, for the default Redis). */
-export function redisEnv(url: string, clusterNodes = defaultClusterNodes(url)): Record<string, string> {
-  return { REDIS_URL: url, REDIS_CLUSTER_NODES: clusterNodes };
+export function redisEnv(
+  url: string,
+  clusterNodes = defaultClusterNodes(url),
+  sentinels = '',
+): Record<string, string> {
+  return { REDIS_URL: url, REDIS_CLUSTER_NODES: clusterNodes, REDIS_SENTINELS: sentinels };
 }
 
 /** Deletes every key of a test prefix, on every primary. */

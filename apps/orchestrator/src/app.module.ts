@@ -13,6 +13,7 @@ import { HealthModule } from './health/health.module.ts';
 import { InputsModule } from './inputs/inputs.module.ts';
 import { JobsModule } from './jobs/jobs.module.ts';
 import { MetricsModule } from './metrics/metrics.module.ts';
+import { ReconcileModule } from './reconcile/reconcile.module.ts';
 import type { Logger } from './runtime/logger.ts';
 import type { OrchestratorEnv } from './runtime/orchestrator-env.ts';
 import { RuntimeModule } from './runtime/runtime.module.ts';
@@ -32,6 +33,7 @@ export class AppModule {
         JobsModule,
         InputsModule,
         AgentModule,
+        ReconcileModule,
         HealthModule,
         FleetModule,
         GatewayModule,

@@ -141,7 +141,10 @@ describe('versioned migrations', () => {
     const jobsAfter = (after.jobs ?? []) as Record<string, unknown>[];
     expect(jobsAfter.map(({ request_digest, ...row }) => row)).toEqual(before.jobs);
     expect(jobsAfter.map((row) => row.request_digest)).toEqual([null, null]);
-    expect({ ...after, jobs: [] }).toEqual({ ...before, jobs: [] });
+    const callsAfter = (after.tool_calls ?? []) as Record<string, unknown>[];
+    expect(callsAfter.map(({ redis_epoch, ...row }) => row)).toEqual(before.tool_calls);
+    expect(callsAfter.map((row) => row.redis_epoch)).toEqual(callsAfter.map(() => null));
+    expect({ ...after, jobs: [], tool_calls: [] }).toEqual({ ...before, jobs: [], tool_calls: [] });
     expect(before.jobs).toHaveLength(2);
     expect(before.job_events).toHaveLength(3);
     // Adopted as 0001, then migrated forward: the shape of the first version plus what later ones add.

@@ -4,6 +4,7 @@ import {
   ConfigError,
   connectRedis,
   duplicateRedis,
+  RedisClock,
   type RedisConnection,
   type RedisTarget,
   redisKeys,
@@ -14,6 +15,7 @@ import { CatalogPublisher } from './catalog/catalog-publisher.ts';
 import { credentialFetch } from './credentials/credential-fetch.ts';
 import { TeamCredentials } from './credentials/team-credentials.ts';
 import { TeamSessions } from './credentials/team-sessions.ts';
+import { ReplicaWait } from './execution/replica-wait.ts';
 import { ServerConsumer } from './execution/server-consumer.ts';
 import { listeningPort, startWorkerHttp } from './observability/worker-http.ts';
 import { WorkerMetrics } from './observability/worker-metrics.ts';
@@ -61,7 +63,10 @@ export class ToolWorker {
   /** Stdio servers with per-team secrets: each team's own sessions. */
   private readonly teamSessions = new Map<string, TeamSessions>();
   private readonly publisher: CatalogPublisher;
+  private readonly replicaWait: ReplicaWait;
   private readonly metrics: WorkerMetrics;
+  /** Deadlines are stamped on Redis's clock by the orchestrator and judged here on the same clock. */
+  private readonly clock: RedisClock;
   private http: Server | undefined;
   private stopping: Promise<void> | undefined;
 
@@ -87,6 +92,18 @@ export class ToolWorker {
       }
     }
     const validator = new ArgumentValidator();
+    this.clock = RedisClock.of(this.redis, {
+      onError: (error) => log.warn({ err: error }, 'could not read the Redis clock: keeping the last offset'),
+      onSample: (sample) => log.debug(sample, 'Redis clock measured'),
+    });
+    // Re-read every heartbeat: cheap (one INFO per primary), and a failover changes the answer.
+    this.replicaWait = new ReplicaWait(
+      this.redis,
+      config.worker.replicaWait,
+      config.worker.lockDurationMs,
+      config.worker.heartbeatMs,
+      log,
+    );
     this.consumers = [...this.pool.sessions].map(
       ([server, session]) =>
         new ServerConsumer({
@@ -103,6 +120,8 @@ export class ToolWorker {
           workerId,
           log,
           onOutcome: (outcome) => this.metrics.record(outcome),
+          clock: this.clock,
+          replicaWait: this.replicaWait,
         }),
     );
     this.publisher = new CatalogPublisher({
@@ -127,8 +146,14 @@ export class ToolWorker {
       });
     }
     this.publisher.start();
+    this.replicaWait.start();
     await this.cancels.subscribe(redisKeys.cancels(this.options.prefix));
+    // Before the first call is taken: a call's deadline is judged on this clock.
+    const clockSample = await this.clock.sync();
+    log.info(clockSample, 'clock synced to Redis');
+    this.clock.start();
     await Promise.all(this.consumers.map((consumer) => consumer.start()));
+    for (const consumer of this.consumers) consumer.watchRedis();
     await this.pool.open();
     log.info({ workerId, sessions: this.pool.statuses() }, 'tool worker started');
   }
@@ -162,6 +187,8 @@ export class ToolWorker {
     await Promise.all([...this.teamSessions.values()].map((sessions) => sessions.close()));
     await this.pool.close();
     await this.publisher.stop();
+    this.replicaWait.stop();
+    this.clock.stop();
     await this.cancels.quit().catch(() => this.cancels.disconnect());
     await this.redis.quit().catch(() => this.redis.disconnect());
     await new Promise((resolve) => (this.http ? this.http.close(resolve) : resolve(undefined)));

@@ -267,6 +267,22 @@ const TeamWithSecretsSchema = TeamConfigSchema.superRefine((team, ctx) => {
   });
 });
 
+/**
+ * `WAIT <replicas> <timeoutMs>` after the fenced marker of a non-idempotent call: `auto` waits for every
+ * replica the primary (of the queue's slot, on a cluster) reports connected, re-read every heartbeat, and
+ * waits for none when it has none; a number waits for exactly that many (0: never wait). The wait used
+ * is at most a quarter of lockDurationMs: WAIT holds up the worker's shared connection (its lock renewals
+ * too) while replicas are behind.
+ */
+export const ReplicaWaitSchema = z
+  .strictObject({
+    replicas: z.union([z.literal('auto'), z.int().min(0).max(100)]).default('auto'),
+    timeoutMs: z.int().min(10).max(60_000).default(1_000),
+  })
+  .default({ replicas: 'auto', timeoutMs: 1_000 });
+
+export type ReplicaWaitSettings = z.output<typeof ReplicaWaitSchema>;
+
 export const WorkerSettingsSchema = z
   .strictObject({
     /** How often a worker republishes its session states; a worker silent for 3 beats is gone. */
@@ -276,12 +292,15 @@ export const WorkerSettingsSchema = z
     stalledIntervalMs: z.int().min(250).default(15_000),
     /** SIGTERM: how long in-flight calls get to finish before sessions are closed. */
     shutdownGraceMs: z.int().min(0).default(30_000),
+    /** Replicas that must have a non-idempotent call's marker before it is sent (docs/semantics.md §3). */
+    replicaWait: ReplicaWaitSchema,
   })
   .default({
     heartbeatMs: 2_000,
     lockDurationMs: 30_000,
     stalledIntervalMs: 15_000,
     shutdownGraceMs: 30_000,
+    replicaWait: { replicas: 'auto', timeoutMs: 1_000 },
   });
 
 export const OrchestratorSettingsSchema = z
@@ -314,6 +333,11 @@ export const OrchestratorSettingsSchema = z
     jobRetentionDays: z.int().min(1).max(36_500).default(30),
     /** How often some replica deletes the jobs past jobRetentionDays (a BullMQ job scheduler). */
     retentionSweepMs: z.int().min(1_000).max(86_400_000).default(3_600_000),
+    /**
+     * How often every replica compares Redis with PostgreSQL (the record): a Redis that lost its data
+     * is noticed by its epoch keys, and an open job whose `{agent-runs}` entry is gone is queued again.
+     */
+    reconcileEveryMs: z.int().min(250).max(600_000).default(5_000),
     /** Delivery of webhooks (docs/operations.md): retried with exponential backoff through a BullMQ queue. */
     webhooks: z
       .strictObject({
@@ -399,6 +423,7 @@ export const OrchestratorSettingsSchema = z
     maxEventStreamsPerTeam: 50,
     jobRetentionDays: 30,
     retentionSweepMs: 3_600_000,
+    reconcileEveryMs: 5_000,
     webhooks: { attempts: 8, backoffMs: 5_000, timeoutMs: 10_000, concurrency: 10, allowPrivateNetworks: [] },
     metrics: {},
     approvalTtlMs: 3_600_000,

@@ -11,6 +11,7 @@ export * from './outcome.ts';
 export * from './outcome-builder.ts';
 export * from './outcome-notice.ts';
 export * from './question.ts';
+export * from './redis-clock.ts';
 export * from './redis-connection.ts';
 export * from './server-auth.ts';
 export * from './text-safety.ts';

@@ -60,6 +60,15 @@ export const redisKeys = {
    */
   oauthToken: (prefix: string, team: string, issuer: string, server: string) =>
     `${prefix}:oauth-token:${team}:${encodeURIComponent(issuer)}:${server}`,
+  /**
+   * String: a random id (SET NX when absent) vouching that Redis still holds what was written to one
+   * hash slot since it was set: missing or changed means the data was lost (a restart without
+   * persistence, FLUSHALL, a failover to a replica that never had it). One per slot that matters —
+   * `tag` is a queue's hash tag: a server's name for `tools.{<server>}`, `agent-runs` for the runs —
+   * because on Redis Cluster a failover loses one shard's data, not the others'. On a single Redis
+   * the keys share one fate. `<prefix>:epoch:{<tag>}` (docs/semantics.md §18).
+   */
+  epoch: (prefix: string, tag: string) => `${prefix}:epoch:{${tag}}`,
 };
 
 /**

@@ -41,6 +41,11 @@ export interface OutcomeFacts {
   pickedUpAt?: number;
   /** When the request went to the server, which starts its run time (absent: never sent). */
   sentAt?: number;
+  /**
+   * The run as the sender measured it on its own monotonic clock (default: now − sentAt). Lets a worker
+   * record its own duration while its timestamps are on the shared clock (RedisClock).
+   */
+  runMs?: number;
   /** The per-attempt timeout the last attempt ran under. */
   timeoutMs?: number;
   /**
@@ -105,7 +110,7 @@ export function buildOutcome(
     toolCallId: call.toolCallId,
     ...(facts.workerId ? { workerId: facts.workerId } : {}),
     queuedMs: Math.max(0, firstPickedUpAt - call.enqueuedAt),
-    runMs: facts.sentAt ? Math.max(0, now - facts.sentAt) : 0,
+    runMs: facts.sentAt ? Math.max(0, facts.runMs ?? now - facts.sentAt) : 0,
     ...(facts.timeoutMs !== undefined ? { timeoutMs: facts.timeoutMs } : {}),
     ...(traceId ? { traceId } : {}),
     ...(facts.text !== undefined ? { text: facts.text } : {}),

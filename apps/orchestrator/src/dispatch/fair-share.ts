@@ -1,4 +1,4 @@
-import { type RedisConnection, redisKeys, type SwitchyardConfig } from '@switchyard/contracts';
+import { type Clock, type RedisConnection, redisKeys, type SwitchyardConfig } from '@switchyard/contracts';
 
 /** BullMQ's largest priority (2^21); lower runs first, equal priorities run in arrival order. */
 const MAX_PRIORITY = 2_097_152;
@@ -22,6 +22,8 @@ export class FairShare {
     private readonly redis: RedisConnection,
     private readonly prefix: string,
     private readonly config: SwitchyardConfig,
+    /** The clock the deadlines (scores) are on: Redis's (RedisClock). */
+    private readonly clock: Clock = { now: Date.now },
   ) {}
 
   /** The BullMQ priority for a call, or undefined when the server runs calls in arrival order. */
@@ -31,7 +33,7 @@ export class FairShare {
     // One key, so one slot: a MULTI is one round trip on a cluster too.
     const replies = await this.redis
       .multi()
-      .zremrangebyscore(key, '-inf', Date.now())
+      .zremrangebyscore(key, '-inf', this.clock.now())
       .zadd(key, deadline, callId)
       .zcard(key)
       // The line outlives its latest deadline, no longer: a team that stops calling leaves no key.

@@ -16,8 +16,10 @@ export function localOutcome(
   text: string,
   error?: string,
   executed?: Executed,
+  /** Now on the clock the call's enqueuedAt is on (RedisClock), for its queuedMs; default this host's. */
+  now = Date.now(),
 ): ToolCallOutcome {
   return ToolCallOutcomeSchema.parse(
-    buildOutcome(call, { status, text, ...(error ? { error } : {}), ...(executed ? { executed } : {}) }),
+    buildOutcome(call, { status, text, ...(error ? { error } : {}), ...(executed ? { executed } : {}) }, now),
   );
 }

@@ -1,4 +1,5 @@
 import {
+  type Clock,
   type ToolCallJob,
   type ToolCallOutcome,
   ToolCallOutcomeSchema,
@@ -51,6 +52,10 @@ export class PendingCalls {
       fairShare: FairShare;
       catalog: CatalogReader;
       onError: (error: unknown) => void;
+      /** Adds an idempotent call whose queue job vanished again under its id (it may run again). */
+      requeue?: (call: PendingCall) => Promise<void>;
+      /** The clock deadlines are stamped on: Redis's (RedisClock); default this host's. */
+      clock?: Clock;
     },
   ) {
     this.listener = deps.listener;
@@ -68,6 +73,11 @@ export class PendingCalls {
   async stop(): Promise<void> {
     clearInterval(this.reconcileTimer);
     await this.listener.stop();
+  }
+
+  /** Now on the clock the calls' deadlines were stamped on. */
+  private now(): number {
+    return this.deps.clock?.now() ?? Date.now();
   }
 
   get(queue: Queue, bullId: string): PendingCall | undefined {
@@ -116,7 +126,7 @@ export class PendingCalls {
   async watch(call: PendingCall): Promise<void> {
     const entry = call as Entry;
     entry.queued = true;
-    const untilDeadline = Math.max(0, entry.data.deadline - Date.now()) + 50;
+    const untilDeadline = Math.max(0, entry.data.deadline - this.now()) + 50;
     const timer = setTimeout(
       () => this.guard(entry, 'deadline check', this.onDeadline(entry)),
       untilDeadline,
@@ -192,12 +202,18 @@ export class PendingCalls {
     const job = (await entry.queue.getJob(entry.bullId)) as Job | undefined;
     if (entry.settled) return;
     if (!job) {
+      // Queued, then gone: Redis lost it with its data (docs/semantics.md §18). An idempotent call
+      // may run again; a non-idempotent one may have run already and is not added twice.
+      if (entry.data.idempotent && this.deps.requeue) {
+        await this.deps.requeue(entry);
+        return;
+      }
       this.settle(
         entry,
         localOutcome(
           entry.data,
-          'failed',
-          'The call was lost: its queue entry disappeared.',
+          entry.data.idempotent ? 'failed' : 'indeterminate',
+          `The call was lost: Redis lost its queue entry of ${entry.data.server}__${entry.data.tool}, so it may or may not have run; it was not run again.`,
           'job_missing',
           'unknown',
         ),
@@ -224,11 +240,17 @@ export class PendingCalls {
               entry.data,
               'expired',
               `The call waited in the queue of ${entry.data.server} past its deadline and was not run.`,
+              undefined,
+              undefined,
+              this.now(),
             )
           : localOutcome(
               entry.data,
               'unavailable',
               `No worker had a ready session to ${entry.data.server} before the deadline; the call was not run.`,
+              undefined,
+              undefined,
+              this.now(),
             ),
       );
     } else {
@@ -262,7 +284,7 @@ export class PendingCalls {
       .slice(0, RECONCILE_BATCH);
     for (const [key, entry] of due) {
       // Past its deadline, the deadline step is repeated too, in case its own run failed on Redis.
-      const step = Date.now() > entry.data.deadline + 50 ? this.onDeadline(entry) : this.check(entry);
+      const step = this.now() > entry.data.deadline + 50 ? this.onDeadline(entry) : this.check(entry);
       await step.catch((error: unknown) => this.report(entry, 'reconcile', error));
       if (!entry.settled && this.entries.delete(key)) this.entries.set(key, entry);
     }

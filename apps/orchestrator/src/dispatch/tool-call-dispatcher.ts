@@ -1,6 +1,8 @@
 import {
   ArgumentValidator,
+  type Clock,
   carrierFrom,
+  RedisClock,
   type RedisConnection,
   type SwitchyardConfig,
   type ToolCallJob,
@@ -38,6 +40,11 @@ export interface DispatcherOptions {
   /** How often calls still pending are checked against their job, in case a notification was lost. */
   reconcileEveryMs?: number;
   onError?: (error: unknown) => void;
+  /**
+   * The clock a call's enqueuedAt and deadline are stamped on: Redis's (TIME), which workers judge them on
+   * too, so no host's own clock matters (docs/semantics.md §6). Default: a RedisClock of `redis`.
+   */
+  clock?: Clock;
 }
 
 /**
@@ -53,24 +60,35 @@ export class ToolCallDispatcher {
   private readonly validator = new ArgumentValidator();
   private readonly fairShare: FairShare;
   private readonly onError: (error: unknown) => void;
+  private readonly clock: Clock;
+  /** Set when this dispatcher measures its own clock (no `clock` option): started and stopped with it. */
+  private readonly ownClock: RedisClock | undefined;
 
   constructor(private readonly options: DispatcherOptions) {
     this.onError = (error) => options.onError?.(error);
-    this.fairShare = new FairShare(options.redis, options.prefix, options.config);
+    this.ownClock = options.clock ? undefined : RedisClock.of(options.redis, { onError: this.onError });
+    this.clock = options.clock ?? (this.ownClock as RedisClock);
+    this.fairShare = new FairShare(options.redis, options.prefix, options.config, this.clock);
     this.queues = new ToolQueues(options.redis, options.prefix, this.onError);
     this.pending = new PendingCalls({
       listener: new OutcomeListener(options.redis.duplicate(), options.prefix, this.onError),
       fairShare: this.fairShare,
       catalog: options.catalog,
       onError: this.onError,
+      requeue: (call) => this.requeue(call),
+      clock: this.clock,
     });
   }
 
   async start(): Promise<void> {
+    // Until the first measurement the clock is this host's own; a Redis that is down now is reported.
+    await this.ownClock?.sync().catch(this.onError);
+    this.ownClock?.start();
     await this.pending.start(this.options.reconcileEveryMs ?? 5_000);
   }
 
   async close(): Promise<void> {
+    this.ownClock?.stop();
     await this.pending.stop();
     await this.queues.close();
   }
@@ -82,7 +100,7 @@ export class ToolCallDispatcher {
       config,
       catalog,
       validator: this.validator,
-      now: Date.now(),
+      now: this.clock.now(),
     });
     if ('refused' in admission) return admission.refused;
     const data = admission.admitted;
@@ -275,6 +293,14 @@ export class ToolCallDispatcher {
       return;
     }
     await this.pending.watch(entry);
+  }
+
+  /** An idempotent call whose queue job vanished after its add (Redis lost its data) is added again. */
+  private async requeue(entry: PendingCall): Promise<void> {
+    const server = this.options.config.servers[entry.data.server];
+    // A fresh queue deadline: the lost job may have run, so it must not come back `expired` (executed no).
+    entry.data = { ...entry.data, deadline: Date.now() + (server?.queueTimeoutMs ?? 60_000) };
+    await this.add(entry, server?.retry ?? { attempts: 1, backoffMs: 1_000 }, 0);
   }
 
   /** After a failed add: false only when Redis answers that the job does not exist. */

@@ -17,12 +17,14 @@ export class AgentRunQueue implements OnModuleDestroy {
     this.queue = new Queue<AgentRunData>(AGENT_RUNS_QUEUE, { connection: redis, prefix: env.prefix });
   }
 
-  async enqueue(jobId: string): Promise<void> {
+  /** `delayMs`: the run waits delayed that long first, as a parked run does (its earliest expiry). */
+  async enqueue(jobId: string, options: { delayMs?: number } = {}): Promise<void> {
     await this.queue.add(
       'run',
       { jobId },
       {
         jobId,
+        ...(options.delayMs && options.delayMs > 0 ? { delay: options.delayMs } : {}),
         // A run that fails for infrastructure reasons (database down, replica lost) is retried; the
         // checkpoint and the deterministic tool-call ids make a retry resume, not repeat.
         attempts: 5,

@@ -48,6 +48,11 @@ export interface ToolCallRecord {
   outcome: ToolCallOutcome | null;
   dispatchedAt: Date;
   finishedAt: Date | null;
+  /**
+   * The Redis epoch of the call's queue slot when it was last recorded `dispatched` (redisKeys.epoch);
+   * null before that, or for calls recorded before epochs were kept.
+   */
+  redisEpoch: string | null;
 }
 
 export interface JobEventRecord {
@@ -88,7 +93,7 @@ const jsonb = (value: unknown): string => JSON.stringify(safeJson(value));
 const JOB_COLUMNS = `id, team, kind, status, request, result, error, trace_id AS "traceId", traceparent,
   idempotency_key AS "idempotencyKey", request_digest AS "requestDigest", created_at AS "createdAt", started_at AS "startedAt", finished_at AS "finishedAt"`;
 const TOOL_CALL_COLUMNS = `job_id AS "jobId", tool_call_id AS "toolCallId", position, model_tool AS "modelTool", server,
-  tool, arguments, status, outcome, dispatched_at AS "dispatchedAt", finished_at AS "finishedAt"`;
+  tool, arguments, status, outcome, dispatched_at AS "dispatchedAt", finished_at AS "finishedAt", redis_epoch AS "redisEpoch"`;
 
 /** Jobs, their tool calls and their events in PostgreSQL: the durable record the API serves from. */
 @Injectable()
@@ -289,21 +294,26 @@ export class JobStore {
    * its position, names and arguments; a later one only moves the state of a call that has no outcome.
    * With an event, the event is stored by the same statement and only when the state changed, so a re-run
    * of the same call (a resumed run, a retried /mcp request) never announces it twice.
+   * `redisEpoch` (with `dispatched`) is the epoch of the call's queue slot, read before its add: stored by
+   * the same statement, and kept as it was when the call was already `dispatched` (a re-dispatch must
+   * compare against the epoch of the first add, docs/semantics.md §18).
    */
   async recordCall(
-    call: Omit<ToolCallRecord, 'status' | 'outcome' | 'dispatchedAt' | 'finishedAt'>,
+    call: Omit<ToolCallRecord, 'status' | 'outcome' | 'dispatchedAt' | 'finishedAt' | 'redisEpoch'>,
     state: OpenCallState,
     event?: StoredEventInput,
+    redisEpoch?: string | null,
   ): Promise<boolean> {
-    const upsert = `INSERT INTO tool_calls (job_id, tool_call_id, position, model_tool, server, tool, arguments, status)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+    const upsert = `INSERT INTO tool_calls (job_id, tool_call_id, position, model_tool, server, tool, arguments, status, redis_epoch)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, CASE WHEN $8 = 'dispatched' THEN $9::text END)
          ON CONFLICT (job_id, tool_call_id) DO UPDATE SET status = EXCLUDED.status,
-           dispatched_at = CASE WHEN EXCLUDED.status = 'dispatched' THEN now() ELSE tool_calls.dispatched_at END
+           dispatched_at = CASE WHEN EXCLUDED.status = 'dispatched' THEN now() ELSE tool_calls.dispatched_at END,
+           redis_epoch = CASE WHEN EXCLUDED.status = 'dispatched' THEN EXCLUDED.redis_epoch ELSE tool_calls.redis_epoch END
          WHERE tool_calls.outcome IS NULL AND tool_calls.status <> EXCLUDED.status`;
     const result = await this.pool.query(
       event
         ? `WITH recorded AS (${upsert} RETURNING job_id)
-           INSERT INTO job_events (job_id, type, data) SELECT job_id, $9, $10 FROM recorded`
+           INSERT INTO job_events (job_id, type, data) SELECT job_id, $10, $11 FROM recorded`
         : upsert,
       [
         call.jobId,
@@ -314,6 +324,7 @@ export class JobStore {
         call.tool,
         jsonb(call.arguments),
         state,
+        redisEpoch ?? null,
         ...eventParams(event),
       ],
     );

@@ -11,6 +11,7 @@ import { JobRetention } from './job-retention.ts';
 import { JobStore } from './job-store.ts';
 import { JobsController } from './jobs.controller.ts';
 import { JobsService } from './jobs.service.ts';
+import { RedisEpochs } from './redis-epochs.ts';
 
 @Module({
   imports: [AuthModule, CatalogModule, CheckpointModule],
@@ -24,7 +25,8 @@ import { JobsService } from './jobs.service.ts';
     JobsService,
     JobDeletion,
     JobRetention,
+    RedisEpochs,
   ],
-  exports: [JobStore, InputStore, JobEvents, JobEndings, AgentRunQueue, JobsService],
+  exports: [JobStore, InputStore, JobEvents, JobEndings, AgentRunQueue, JobsService, RedisEpochs],
 })
 export class JobsModule {}

@@ -1,18 +1,20 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { Answer, ToolCallOutcome } from '@switchyard/contracts';
+import { type Answer, type ToolCallOutcome, toolCallJobId } from '@switchyard/contracts';
 import { ATTR } from '@switchyard/telemetry';
-import { ModelToolCatalog } from '../catalog/model-tool-catalog.ts';
+import { type ModelTool, ModelToolCatalog } from '../catalog/model-tool-catalog.ts';
 import { localOutcome } from '../dispatch/local-outcome.ts';
 import { ToolCallDispatcher } from '../dispatch/tool-call-dispatcher.ts';
 import type { ToolCallRequest } from '../dispatch/tool-call-request.ts';
 import { InputStore } from '../jobs/input-store.ts';
 import { JobEvents, toolCallFinishedEvent } from '../jobs/job-events.ts';
 import { type JobRecord, JobStore, type ToolCallRecord } from '../jobs/job-store.ts';
+import { RedisEpochs } from '../jobs/redis-epochs.ts';
 import { OrchestratorMetrics } from '../metrics/orchestrator-metrics.ts';
 import { inSpan } from '../telemetry/spans.ts';
 import { ApprovalGate } from './approval-gate.ts';
 import type { CallContext } from './call-context.ts';
 import type { CallWait } from './call-wait.ts';
+import { LOST_ENTRY_ERROR, lostEntryDecision, lostEntryText } from './lost-queue-entry.ts';
 
 export interface RequestedToolCall {
   id: string;
@@ -43,6 +45,7 @@ export class ToolCallLifeCycle {
     @Inject(OrchestratorMetrics) private readonly metrics: OrchestratorMetrics,
     @Inject(ApprovalGate) private readonly approvals: ApprovalGate,
     @Inject(InputStore) private readonly inputs: InputStore,
+    @Inject(RedisEpochs) private readonly epochs: RedisEpochs,
   ) {}
 
   /** The call's one outcome, or — in an agent run — what it waits for a person on. */
@@ -116,7 +119,8 @@ export class ToolCallLifeCycle {
       const queued = recorded
         ? await lease.race(this.settleQueued(job, recorded, context.cancelReason()))
         : undefined;
-      outcome = queued ?? localOutcome(target, 'cancelled', 'The job was cancelled before this call ran.');
+      const notRun = localOutcome(target, 'cancelled', 'The job was cancelled before this call ran.');
+      outcome = queued ?? (recorded ? await this.withoutQueueJob(recorded, notRun) : notRun);
     } else if (refused) {
       outcome = localOutcome(target, refused.status, refused.text, refused.code, 'no');
     } else {
@@ -140,27 +144,38 @@ export class ToolCallLifeCycle {
           // (`<id>~input-<round>`, its own deterministic queue job) carrying the answer.
           const roundId = roundCallId(call.id, answered.round);
           lease.assertHeld();
-          const dispatched = { id: call.id, tool: call.name, server: tool.server };
-          await this.events.publishWith(job.id, 'tool_call.dispatched', dispatched, (event) =>
-            this.store.recordCall(row, 'dispatched', event),
-          );
-          known = true;
-          outcome = await lease.race(
-            this.dispatcher.dispatch({
-              jobId: job.id,
-              toolCallId: roundId,
-              server: tool.server,
-              tool: tool.tool,
-              arguments: call.args,
-              team: job.team,
-              labels: { ...context.labels, team: job.team },
-              ...(answered.answer ? { answer: answered.answer } : {}),
-            }),
-          );
-          if (outcome.status === 'input_required' && outcome.question && context.waits.question) {
+          // An earlier run dispatched it: its queue job may have gone with Redis's data (§18).
+          const lost =
+            recorded?.status === 'dispatched'
+              ? await lease.race(this.lostQueueJob(job, recorded, roundId, tool, target))
+              : undefined;
+          if (lost) outcome = lost;
+          else {
+            // Read before the add, stored with the `dispatched` record: a re-dispatch compares it.
+            const epoch = await this.epochs.forDispatch(tool.server);
             lease.assertHeld();
-            await this.store.recordCall(row, 'awaiting_input');
-            return this.parkOnQuestion(context, call.id, outcome, answered.round + 1);
+            const dispatched = { id: call.id, tool: call.name, server: tool.server };
+            await this.events.publishWith(job.id, 'tool_call.dispatched', dispatched, (event) =>
+              this.store.recordCall(row, 'dispatched', event, epoch),
+            );
+            known = true;
+            outcome = await lease.race(
+              this.dispatcher.dispatch({
+                jobId: job.id,
+                toolCallId: roundId,
+                server: tool.server,
+                tool: tool.tool,
+                arguments: call.args,
+                team: job.team,
+                labels: { ...context.labels, team: job.team },
+                ...(answered.answer ? { answer: answered.answer } : {}),
+              }),
+            );
+            if (outcome.status === 'input_required' && outcome.question && context.waits.question) {
+              lease.assertHeld();
+              await this.store.recordCall(row, 'awaiting_input');
+              return this.parkOnQuestion(context, call.id, outcome, answered.round + 1);
+            }
           }
         }
       }
@@ -195,21 +210,27 @@ export class ToolCallLifeCycle {
     );
     // At once: a call whose server ignores the cancel must not hold up the others' outcomes.
     const settleOne = async (recorded: ToolCallRecord, request: ToolCallRequest | undefined) => {
+      const existing = request
+        ? await this.dispatcher.settleExisting(request, reason, { refused: true })
+        : undefined;
       const outcome =
-        (request ? await this.dispatcher.settleExisting(request, reason, { refused: true }) : undefined) ??
-        localOutcome(
-          {
-            jobId: job.id,
-            toolCallId: recorded.toolCallId,
-            server: recorded.server ?? '',
-            tool: recorded.tool ?? recorded.modelTool,
-            enqueuedAt: Date.now(),
-          },
-          'cancelled',
-          `This call was not run: ${reason}.`,
-          reason,
-          'no',
-        );
+        existing ??
+        (await this.withoutQueueJob(
+          recorded,
+          localOutcome(
+            {
+              jobId: job.id,
+              toolCallId: recorded.toolCallId,
+              server: recorded.server ?? '',
+              tool: recorded.tool ?? recorded.modelTool,
+              enqueuedAt: Date.now(),
+            },
+            'cancelled',
+            `This call was not run: ${reason}.`,
+            reason,
+            'no',
+          ),
+        ));
       await this.record(job, recorded.toolCallId, recorded.modelTool, outcome);
     };
     await Promise.all(open.map((recorded, index) => settleOne(recorded, requests[index])));
@@ -223,6 +244,62 @@ export class ToolCallLifeCycle {
       this.store.recordOutcome(job.id, callId, outcome, event),
     );
     this.metrics.toolCall(outcome, job.team);
+  }
+
+  /**
+   * For a call an earlier run recorded `dispatched` and that is dispatched again: its outcome when its
+   * queue job is gone with Redis's data and it must not run again (non-idempotent, dispatched under an
+   * earlier Redis epoch: it may have run); undefined when it may be dispatched under its id — its job
+   * exists (the add attaches to it), provably never existed (same epoch), or the call is idempotent.
+   */
+  private async lostQueueJob(
+    job: JobRecord,
+    recorded: ToolCallRecord,
+    roundId: string,
+    tool: ModelTool,
+    target: Parameters<typeof localOutcome>[0],
+  ): Promise<ToolCallOutcome | undefined> {
+    if (await this.dispatcher.queue(tool.server).getJob(toolCallJobId(job.id, roundId))) return undefined;
+    // Read after the look at the queue: Redis losing its data between the two shows as another epoch.
+    const { epoch } = await this.epochs.read(tool.server);
+    const decision = lostEntryDecision({
+      recordedEpoch: recorded.redisEpoch,
+      currentEpoch: epoch,
+      idempotent: tool.idempotent,
+    });
+    if (decision === 'add') return undefined;
+    return localOutcome(
+      target,
+      'indeterminate',
+      lostEntryText(tool.server, tool.tool),
+      LOST_ENTRY_ERROR,
+      'unknown',
+    );
+  }
+
+  /**
+   * A call settled without starting it (cancel, deadline) whose queue job is not there: `notRun`, unless an
+   * earlier run recorded it `dispatched` under another Redis epoch — then the job may have run and been
+   * lost with Redis's data, and `executed` is unknown, not no.
+   */
+  private async withoutQueueJob(recorded: ToolCallRecord, notRun: ToolCallOutcome): Promise<ToolCallOutcome> {
+    if (recorded.status !== 'dispatched' || !recorded.server) return notRun;
+    const { epoch } = await this.epochs.read(recorded.server);
+    if (recorded.redisEpoch !== null && recorded.redisEpoch === epoch) return notRun;
+    const call = {
+      jobId: recorded.jobId,
+      toolCallId: recorded.toolCallId,
+      server: recorded.server,
+      tool: recorded.tool ?? recorded.modelTool,
+      enqueuedAt: recorded.dispatchedAt.getTime(),
+    };
+    return localOutcome(
+      call,
+      'cancelled',
+      lostEntryText(call.server, call.tool),
+      LOST_ENTRY_ERROR,
+      'unknown',
+    );
   }
 
   /**

@@ -11,6 +11,7 @@ import type { CallQuestions } from './call-questions.ts';
 import { inMcpCallSpan } from './call-spans.ts';
 import { ExtensionTaskRunner } from './extension-task-runner.ts';
 import { CallAbort } from './in-flight-calls.ts';
+import type { Unreplicated } from './job-fence.ts';
 import type { DispatchMarker } from './pre-send-checks.ts';
 import { refusedForTasks } from './refused-for-tasks.ts';
 import { type TaskHandle, type TaskRunDeps, TaskRunner } from './task-runner.ts';
@@ -21,10 +22,25 @@ export class AlreadySentError extends Error {
   override name = 'AlreadySentError';
 }
 
+/**
+ * Fewer replicas than required confirmed the marker in time (job-fence.ts): the call was not sent, and
+ * its marker was taken back.
+ */
+export class UnreplicatedMarkerError extends Error {
+  override name = 'UnreplicatedMarkerError';
+  constructor(readonly detail: Unreplicated['unreplicated']) {
+    super(
+      `${detail.acked} of ${detail.required} Redis replica(s) confirmed the at-most-once marker within ${detail.timeoutMs} ms`,
+    );
+  }
+}
+
 /** What the send learns as it goes, which the processor reads afterwards (holding the job, the outcome). */
 export interface AttemptState {
-  /** When the request was written (after the fence); undefined: never sent. */
+  /** When the request was written (after the fence), on Redis's clock; undefined: never sent. */
   sentAt?: number;
+  /** The same moment on this process's monotonic clock, for runMs: a duration measured on one machine. */
+  sentMonoMs?: number;
   /** A local time at or before the job's lock was last set (fence.mayHaveExpired). */
   lockSetAt: number | undefined;
   /** The server created a task for this call (or the job's previous owner did). */
@@ -71,14 +87,16 @@ export function sendCall(context: SendContext): Promise<CallToolResult> {
     if (!idempotent || fence.mayHaveExpired(state.lockSetAt)) {
       const marker = idempotent
         ? undefined
-        : ({ dispatchedBy: workerId, dispatchedAt: askedAt } satisfies DispatchMarker);
+        : ({ dispatchedBy: workerId, dispatchedAt: deps.clock.now() } satisfies DispatchMarker);
       const fenced = await fence.beforeSend(job, lockToken, marker);
       if (fenced === 'lock_lost') throw new CallAbort('lock_lost', 'the job lock is no longer ours');
       if (fenced === 'already_sent') throw new AlreadySentError();
+      if (typeof fenced === 'object') throw new UnreplicatedMarkerError(fenced.unreplicated);
       state.lockSetAt = askedAt;
     }
     // Nothing may wait between here and the request being written: this is the remaining window.
-    state.sentAt = Date.now();
+    state.sentAt = deps.clock.now();
+    state.sentMonoMs = performance.now();
     log.debug({ attempts, idempotent }, 'tool call sent');
   };
   // A stdio server with per-team secrets runs the call in the team's own session (child process).
@@ -102,7 +120,7 @@ export function sendCall(context: SendContext): Promise<CallToolResult> {
     if (recordedTask) return runner.follow(recordedTask);
     return runner.start(call.arguments, traceMeta(carrierFrom()), send, async (task) => {
       state.taskCreated = true;
-      const marker = { dispatchedBy: workerId, dispatchedAt: state.sentAt ?? Date.now(), task };
+      const marker = { dispatchedBy: workerId, dispatchedAt: state.sentAt ?? deps.clock.now(), task };
       if (!(await fence.recordTask(job, lockToken, marker))) {
         throw new CallAbort('lock_lost', 'the job lock was lost before the task handle was recorded');
       }

@@ -56,6 +56,13 @@ export class InFlightCalls {
     return true;
   }
 
+  /** Aborts every call running here (Redis unreachable past the lock: redis-watchdog.ts); returns their ids. */
+  abortAll(reason: CallAbort): string[] {
+    const ids = [...this.calls.keys()];
+    for (const id of ids) this.abort(id, reason);
+    return ids;
+  }
+
   /** Aborts the call if it runs here; otherwise remembers the cancel for a moment (see EARLY_CANCEL_TTL_MS). */
   cancel(id: string, reason: string): boolean {
     if (this.abort(id, new CallAbort('cancelled', reason))) return true;

@@ -6,7 +6,9 @@ import {
   type RedisConnection,
 } from '@switchyard/contracts';
 import type { Job } from 'bullmq';
+import { Cluster } from 'ioredis';
 import { z } from 'zod';
+import type { ReplicaWait } from './replica-wait.ts';
 
 /**
  * Sends a call only while this worker still holds the job's BullMQ lock (its token), atomically with
@@ -76,15 +78,35 @@ type FencedRedis = RedisConnection & {
   ): Promise<number>;
 };
 
-export type FenceResult = 'fenced' | 'lock_lost' | 'already_sent';
+/**
+ * The marker was written but fewer replicas than required confirmed it within the wait (WAIT): after a
+ * failover to one of them it could be gone and the call sent again, so it is not sent. The marker was
+ * taken back (our lock still held); a lock lost meanwhile is `lock_lost` instead.
+ */
+export interface Unreplicated {
+  unreplicated: { acked: number; required: number; timeoutMs: number };
+}
+
+export type FenceResult = 'fenced' | 'lock_lost' | 'already_sent' | Unreplicated;
+
+/** The fence script and WAIT queued together: one round trip, on one connection (see beforeSend). */
+interface FencePipeline {
+  eval(script: string, numberOfKeys: 2, ...args: Array<string | number>): this;
+  wait(replicas: number, timeoutMs: number): this;
+  exec(): Promise<Array<[Error | null, unknown]> | null>;
+}
 
 export class JobFence {
   private readonly redis: FencedRedis;
+  /** The hash slot of this queue's keys (one {hash tag}), asked once, on a cluster only. */
+  private slot: Promise<number> | undefined;
 
   constructor(
     redis: RedisConnection,
     private readonly keys: QueueKeys,
     private readonly lockDurationMs: number,
+    /** Replicas that must confirm a marker before the call is sent; none when absent. */
+    private readonly replicaWait?: ReplicaWait,
   ) {
     // defineCommand: EVALSHA with a fallback to EVAL, one round trip per call.
     if (!('switchyardFenceSend' in redis)) {
@@ -96,19 +118,63 @@ export class JobFence {
     this.redis = redis as FencedRedis;
   }
 
-  /** One round trip: the lock is ours, and (with a marker) no marker existed and ours is now written. */
+  /**
+   * One round trip: the lock is ours, and (with a marker) no marker existed and ours is now written —
+   * and, when replicas are to be waited for, that many replicas have it (WAIT).
+   *
+   * The WAIT goes in one pipeline with the script, so it runs on the very connection that wrote the
+   * marker (WAIT counts the writes of its own client connection; on a cluster, the pipeline goes to the
+   * node of the queue's slot, keyless WAIT included). That connection is the worker's shared one: WAIT
+   * covers every earlier write of it too, which is harmless, and holds up its later commands (BullMQ's
+   * lock renewals among them) until the replicas answered — at once when they keep up, at most the
+   * WAIT timeout (capped at a quarter of the lock) when they are behind.
+   */
   async beforeSend(job: Job, token: string, marker: object | undefined): Promise<FenceResult> {
     const id = String(job.id);
     const key = this.keys.jobKey(id);
-    const result = await this.redis.switchyardFenceSend(
+    const args = [
       key,
       `${key}:lock`,
       token,
       this.lockDurationMs,
       marker ? JSON.stringify(marker) : '',
-    );
-    if (result === 1) return 'fenced';
-    return result === 2 ? 'already_sent' : 'lock_lost';
+    ] as const;
+    const wait = marker && this.replicaWait && !this.replicaWait.disabled ? this.replicaWait : undefined;
+    const required = wait ? await wait.required(await this.node()) : 0;
+    if (!wait || required === 0) {
+      return fenceResult(await this.redis.switchyardFenceSend(...args));
+    }
+    const { timeoutMs } = wait;
+    const replies = await (this.redis.pipeline() as unknown as FencePipeline)
+      // EVAL, not the defined command's EVALSHA: after a NOSCRIPT ioredis resends that one outside the
+      // pipeline, behind the WAIT, which would then not cover the marker.
+      .eval(FENCE_SEND, 2, ...args)
+      .wait(required, timeoutMs)
+      .exec();
+    const [fenceError, fenced] = replies?.[0] ?? [new Error('no reply to the fence script'), 0];
+    if (fenceError) throw fenceError;
+    const result = fenceResult(fenced as number);
+    if (result !== 'fenced') return result;
+    // A WAIT that failed (the connection dropped and it went to another primary, a replica answered it)
+    // confirmed nothing.
+    const [waitError, acked] = replies?.[1] ?? [null, 0];
+    const confirmed = waitError ? 0 : Number(acked);
+    if (confirmed >= required) return 'fenced';
+    wait.recheck();
+    if (!(await this.unmark(job, token))) return 'lock_lost';
+    return { unreplicated: { acked: confirmed, required, timeoutMs } };
+  }
+
+  /** The primary (`host:port`) that holds this queue's keys on a cluster; undefined for a single server. */
+  private async node(): Promise<string | undefined> {
+    const redis = this.redis as RedisConnection;
+    if (!(redis instanceof Cluster)) return undefined;
+    this.slot ??= redis.cluster('KEYSLOT', this.keys.active) as Promise<number>;
+    const slot = await this.slot.catch((error: unknown) => {
+      this.slot = undefined;
+      throw error;
+    });
+    return redis.slots[slot]?.[0];
   }
 
   /**
@@ -170,4 +236,9 @@ export class JobFence {
   mayHaveExpired(since: number | undefined): boolean {
     return since === undefined || Date.now() - since >= this.lockDurationMs / 2;
   }
+}
+
+function fenceResult(reply: number): 'fenced' | 'lock_lost' | 'already_sent' {
+  if (reply === 1) return 'fenced';
+  return reply === 2 ? 'already_sent' : 'lock_lost';
 }

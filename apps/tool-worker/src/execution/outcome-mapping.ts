@@ -26,6 +26,11 @@ export type AttemptFailure =
   | { kind: 'task_lost'; message: string }
   /** The fenced marker found another worker's marker: the call was sent by someone else. */
   | { kind: 'already_sent' }
+  /**
+   * Fewer Redis replicas than required confirmed the at-most-once marker in time (worker.replicaWait):
+   * not sent, the marker taken back.
+   */
+  | { kind: 'unreplicated'; message: string }
   /** Cancelled (explicitly, or by the job's deadline) with the reason the cancel named. */
   | { kind: 'aborted'; message: string }
   | { kind: 'credential'; error: CredentialError }
@@ -92,6 +97,16 @@ export function decideFailure(what: AttemptFailure, context: AttemptContext): At
         attempts,
         text: `The call to ${name} had already been sent by another worker, which was lost before it answered. It is not idempotent, so it was not run again; it may or may not have taken effect.`,
         error: 'already dispatched',
+      });
+    // Ended, not put back: while the replicas stay behind, another try would only wait again (and
+    // hold up the worker's Redis connection); the caller may retry a call that provably did not run.
+    case 'unreplicated':
+      return outcome(true, {
+        status: 'unavailable',
+        executed: 'no',
+        attempts: previousAttempts,
+        text: `The call to ${name} was not sent: Redis replicas did not confirm its at-most-once marker in time (${what.message}), so a Redis failover could have let it run twice. It did not run.`,
+        error: `replica_wait: ${what.message}`,
       });
     // Cancelled before the send; one that was sent is classified as a call (`cancelled`).
     case 'aborted':

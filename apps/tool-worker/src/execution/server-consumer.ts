@@ -1,5 +1,6 @@
 import {
   type ArgumentValidator,
+  type Clock,
   type OutcomeNotice,
   outcomeNoticeFields,
   type RedisConnection,
@@ -11,15 +12,19 @@ import {
   toolQueueName,
   type WorkerSettings,
 } from '@switchyard/contracts';
-import { type Job, Queue, Worker } from 'bullmq';
+import { type Job, Queue, type Worker } from 'bullmq';
 import type { TeamCredentials } from '../credentials/team-credentials.ts';
 import type { TeamSessions } from '../credentials/team-sessions.ts';
 import type { Logger } from '../runtime/logger.ts';
 import type { ManagedSession } from '../sessions/managed-session.ts';
 import { CallTimeouts } from './call-timeouts.ts';
+import { GatedWorker } from './gated-worker.ts';
+import { GlobalConcurrency } from './global-concurrency.ts';
 import { CallAbort, InFlightCalls } from './in-flight-calls.ts';
 import { JobFence } from './job-fence.ts';
 import { progressRelay } from './progress-relay.ts';
+import { RedisWatchdog } from './redis-watchdog.ts';
+import type { ReplicaWait } from './replica-wait.ts';
 import { createToolCallProcessor } from './tool-call-processor.ts';
 
 /** Outcomes stream entries are small pointers plus the outcome; keep roughly this many. */
@@ -44,6 +49,10 @@ export interface ConsumerDeps {
   log: Logger;
   /** Every outcome this consumer settles (metrics). */
   onOutcome: (outcome: StoredToolCallOutcome) => void;
+  /** Redis's clock (RedisClock): a call's deadline and queue wait are judged on the clock that stamped them. */
+  clock: Clock;
+  /** The replicas a non-idempotent call's marker must reach before it is sent (worker.replicaWait). */
+  replicaWait?: ReplicaWait;
 }
 
 /**
@@ -54,9 +63,13 @@ export interface ConsumerDeps {
 export class ServerConsumer {
   private readonly worker: Worker<unknown, StoredToolCallOutcome>;
   private readonly queue: Queue;
+  private readonly concurrency: GlobalConcurrency;
   private readonly inFlight = new InFlightCalls();
   private readonly fence: JobFence;
   private running = false;
+  /** Redis has not answered for a lock duration (redis-watchdog.ts): no calls are taken until it does. */
+  private redisLost = false;
+  private readonly watchdog: RedisWatchdog;
   readonly queueName: string;
 
   constructor(private readonly deps: ConsumerDeps) {
@@ -64,6 +77,14 @@ export class ServerConsumer {
     const queueName = toolQueueName(server);
     this.queueName = queueName;
     this.queue = new Queue(queueName, { connection: redis, prefix });
+    this.concurrency = new GlobalConcurrency({
+      queue: this.queue,
+      connection: redis,
+      concurrency: config.concurrency,
+      checkEveryMs: settings.heartbeatMs,
+      server,
+      log: deps.log,
+    });
     this.fence = new JobFence(
       redis,
       {
@@ -72,6 +93,7 @@ export class ServerConsumer {
         stalled: this.queue.toKey('stalled'),
       },
       settings.lockDurationMs,
+      deps.replicaWait,
     );
     const processor = createToolCallProcessor({
       ...deps,
@@ -80,21 +102,27 @@ export class ServerConsumer {
       relayProgress: progressRelay(redis, prefix, deps.log),
       timeouts: new CallTimeouts({ server, config, redis, prefix, log: deps.log }),
     });
-    this.worker = new Worker<unknown, StoredToolCallOutcome>(queueName, processor, {
-      connection: redis,
-      prefix,
-      name: workerId,
-      autorun: false,
-      concurrency: config.concurrency,
-      lockDuration: settings.lockDurationMs,
-      stalledInterval: settings.stalledIntervalMs,
-      // A stalled job goes back to the queue so a live worker settles it (re-runs it when idempotent,
-      // reports it indeterminate when not); BullMQ's own "stalled too often" failure is a last resort.
-      maxStalledCount: 5,
-      // BullMQ uses a job's own removeOn* options and these only for a job added without them; both come
-      // from toolCalls, so whichever applies keeps a finished call as long as a run may look it up.
-      ...toolCallJobRetention(deps.retention),
-    });
+    // Gated: after a reconnect it takes no call until the concurrency is set again (GlobalConcurrency).
+    this.worker = new GatedWorker<unknown, StoredToolCallOutcome>(
+      queueName,
+      processor,
+      {
+        connection: redis,
+        prefix,
+        name: workerId,
+        autorun: false,
+        concurrency: config.concurrency,
+        lockDuration: settings.lockDurationMs,
+        stalledInterval: settings.stalledIntervalMs,
+        // A stalled job goes back to the queue so a live worker settles it (re-runs it when idempotent,
+        // reports it indeterminate when not); BullMQ's own "stalled too often" failure is a last resort.
+        maxStalledCount: 5,
+        // BullMQ uses a job's own removeOn* options and these only for a job added without them; both come
+        // from toolCalls, so whichever applies keeps a finished call as long as a run may look it up.
+        ...toolCallJobRetention(deps.retention),
+      },
+      this.concurrency,
+    );
     this.worker.on('completed', (job, outcome) => {
       deps.onOutcome(outcome);
       void this.notify(job, outcome);
@@ -112,6 +140,14 @@ export class ServerConsumer {
         );
       }
     });
+    // A partitioned link hangs the renewal instead of failing it, so 'lockRenewalFailed' would come
+    // only when the link heals: the watchdog tells sooner, from the probes it sends (redis-watchdog.ts).
+    this.watchdog = new RedisWatchdog({
+      probe: () => redis.exists(this.queue.toKey('meta')),
+      lockDurationMs: settings.lockDurationMs,
+      onLost: (silentMs) => this.onRedisLost(silentMs),
+      onRestored: () => this.onRedisRestored(),
+    });
     this.worker.on('error', (error) => deps.log.error({ server, err: error }, 'BullMQ worker error'));
     deps.session.on('state', (state) => {
       this.follow(state === 'ready').catch((error: unknown) =>
@@ -120,13 +156,17 @@ export class ServerConsumer {
     });
   }
 
-  /** Sets the queue's fleet-wide concurrency and starts consuming if the session is ready. */
+  /**
+   * Sets the queue's fleet-wide concurrency (and keeps it set: GlobalConcurrency) and starts consuming
+   * if the session is ready.
+   */
   async start(): Promise<void> {
-    await this.queue.setGlobalConcurrency(this.deps.config.concurrency);
+    await this.concurrency.start();
     await this.follow(this.deps.session.state === 'ready');
   }
 
-  private async follow(ready: boolean): Promise<void> {
+  private async follow(sessionReady: boolean): Promise<void> {
+    const ready = sessionReady && !this.redisLost;
     if (ready && !this.running) {
       this.running = true;
       if (this.worker.isPaused()) await this.worker.resume();
@@ -138,7 +178,12 @@ export class ServerConsumer {
       this.running = false;
       // Don't wait for active calls: they settle on their own (their session just went away).
       await this.worker.pause(true);
-      this.deps.log.info({ server: this.deps.server }, 'stopped consuming queue: session not ready');
+      this.deps.log.info(
+        { server: this.deps.server },
+        sessionReady
+          ? 'stopped consuming queue: Redis unreachable'
+          : 'stopped consuming queue: session not ready',
+      );
     }
   }
 
@@ -157,6 +202,44 @@ export class ServerConsumer {
     }
     this.deps.log.warn({ server: this.deps.server, bull_job_id: id }, 'lock lost: aborting the call');
     this.inFlight.abort(id, new CallAbort('lock_lost', 'the job lock was lost'));
+  }
+
+  /** Starts watching this queue's Redis connection (redis-watchdog.ts); close() stops it. */
+  watchRedis(): void {
+    this.watchdog.start();
+  }
+
+  /**
+   * No answer from Redis for a lock duration: every lock of this queue may have expired and its job gone
+   * to another worker, which on a `concurrency: 1` server would run beside ours. The calls are aborted
+   * (notifications/cancelled) without asking Redis, which cannot answer, and no outcome is recorded for
+   * them (the processor leaves the job to its next owner); a call that already finished keeps its
+   * result, held until Redis answers (the abort reaches only requests still open). No new call is
+   * taken until Redis answers again.
+   */
+  private onRedisLost(silentMs: number): void {
+    const { server, log, settings } = this.deps;
+    this.redisLost = true;
+    const reason = `no answer from Redis for ${silentMs} ms (worker.lockDurationMs ${settings.lockDurationMs}): the job lock may have passed to another worker`;
+    for (const id of this.inFlight.abortAll(new CallAbort('lock_lost', reason))) {
+      log.warn(
+        { server, bull_job_id: id, silentMs, reason: 'redis_unreachable' },
+        'lock lost: aborting the call',
+      );
+    }
+    log.warn({ server, silentMs }, 'Redis unreachable past the lock duration: not taking calls');
+    this.follow(this.deps.session.state === 'ready').catch((error: unknown) =>
+      log.error({ server, err: error }, 'could not stop consuming while Redis is unreachable'),
+    );
+  }
+
+  private onRedisRestored(): void {
+    const { server, log } = this.deps;
+    this.redisLost = false;
+    log.info({ server }, 'Redis answers again');
+    this.follow(this.deps.session.state === 'ready').catch((error: unknown) =>
+      log.error({ server, err: error }, 'could not resume consuming after Redis answered again'),
+    );
   }
 
   /** An explicit cancel of a call (from the orchestrator): aborts it if it runs here. */
@@ -197,7 +280,10 @@ export class ServerConsumer {
 
   /** Stops taking calls and waits for the ones in flight, up to `graceMs`; then abandons them. */
   async close(graceMs: number): Promise<void> {
+    this.watchdog.stop();
     const graceful = this.worker.close();
+    // After close() marked the worker closing: a fetch waiting at the gate then takes nothing.
+    this.concurrency.stop();
     const timer = new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), graceMs).unref());
     if ((await Promise.race([graceful.then(() => 'closed' as const), timer])) === 'timeout') {
       this.deps.log.warn({ server: this.deps.server, graceMs }, 'in-flight calls outlived the grace period');

@@ -3,6 +3,7 @@ import {
   type AttemptRecord,
   attemptRecord,
   buildOutcome,
+  type Clock,
   isIdempotent,
   OUTCOME_DETAIL_BYTES,
   type ServerConfig,
@@ -21,7 +22,7 @@ import type { ManagedSession } from '../sessions/managed-session.ts';
 import { classifyCallError } from './call-errors.ts';
 import { type CallPolicy, resolveCallPolicy } from './call-policy.ts';
 import { CallQuestions } from './call-questions.ts';
-import { AlreadySentError, type AttemptState, sendCall } from './call-send.ts';
+import { AlreadySentError, type AttemptState, sendCall, UnreplicatedMarkerError } from './call-send.ts';
 import { inConsumerSpan } from './call-spans.ts';
 import type { CallTimeouts } from './call-timeouts.ts';
 import { CallAbort, type InFlightCalls } from './in-flight-calls.ts';
@@ -72,6 +73,11 @@ export interface ProcessorDeps {
   /** Forwards the server's progress notifications of calls whose producer waits for them. */
   relayProgress?: ProgressRelay;
   timeouts: CallTimeouts;
+  /**
+   * Redis's clock (RedisClock): the orchestrator stamped the call's enqueuedAt and deadline on it, so the
+   * pick-up time that is compared with them, and every time an outcome records, are read from it too.
+   */
+  clock: Clock;
 }
 
 /**
@@ -85,7 +91,7 @@ export function createToolCallProcessor(deps: ProcessorDeps) {
   const { server, config, session, validator, workerId, fence } = deps;
 
   async function processToolCall(job: Job, token?: string): Promise<StoredToolCallOutcome> {
-    const pickedUpAt = Date.now();
+    const pickedUpAt = deps.clock.now();
     const parsed = ToolCallJobSchema.safeParse(job.data);
     if (!parsed.success) {
       return malformedJobOutcome(job, server, workerId, parsed.error.message, pickedUpAt);
@@ -132,16 +138,27 @@ export function createToolCallProcessor(deps: ProcessorDeps) {
     const idempotent = call.idempotent && isIdempotent(config, call.tool, annotations);
     // Resolved once the call passed its checks; the outcome records its per-attempt timeout once sent.
     let policy: CallPolicy | undefined;
+    // A send made here is timed here, on the monotonic clock; a resumed task began on another worker,
+    // so its run is counted on the shared clock from the marker's time.
+    const localRunMs = () =>
+      state.sentMonoMs !== undefined
+        ? Math.round(performance.now() - state.sentMonoMs)
+        : Math.max(0, deps.clock.now() - (state.sentAt ?? deps.clock.now()));
     const outcome = (facts: DecidedFacts) =>
-      buildOutcome(call, {
-        ...facts,
-        workerId,
-        pickedUpAt,
-        attempt: attempts,
-        earlierAttempts,
-        ...(state.sentAt ? { sentAt: state.sentAt } : {}),
-        ...(state.sentAt && policy ? { timeoutMs: policy.timeout.timeoutMs } : {}),
-      });
+      buildOutcome(
+        call,
+        {
+          ...facts,
+          workerId,
+          pickedUpAt,
+          attempt: attempts,
+          earlierAttempts,
+          ...(state.sentAt ? { sentAt: state.sentAt } : {}),
+          ...(state.sentMonoMs !== undefined ? { runMs: localRunMs() } : {}),
+          ...(state.sentAt && policy ? { timeoutMs: policy.timeout.timeoutMs } : {}),
+        },
+        deps.clock.now(),
+      );
 
     const verdict = preSendChecks({
       call,
@@ -202,7 +219,7 @@ export function createToolCallProcessor(deps: ProcessorDeps) {
     } catch (error) {
       return failed(error, policy, lastAttempt);
     }
-    const runMs = Date.now() - (state.sentAt ?? 0);
+    const runMs = localRunMs();
     // Only answers that are results teach the adaptive timeout: a tool error may be a quick refusal.
     if (!result.isError) deps.timeouts.recordSuccess(call.tool, runMs);
     await holdOrLeave();
@@ -267,6 +284,9 @@ export function createToolCallProcessor(deps: ProcessorDeps) {
         return { what: { kind: 'task_lost', message: error.message }, detail: error.message };
       }
       if (error instanceof AlreadySentError) return { what: { kind: 'already_sent' }, detail: '' };
+      if (error instanceof UnreplicatedMarkerError) {
+        return { what: { kind: 'unreplicated', message: error.message }, detail: error.message };
+      }
       if (state.sentAt === undefined && aborted) {
         return { what: { kind: 'aborted', message: abort.message }, detail: abort.message };
       }
@@ -299,6 +319,12 @@ export function createToolCallProcessor(deps: ProcessorDeps) {
       }
       if (what.kind === 'task_lost')
         log.warn({ attempts, err: detail }, 'the recorded task is gone from the server');
+      if (what.kind === 'unreplicated') {
+        log.warn(
+          { attempts, ...(error as UnreplicatedMarkerError).detail },
+          'replicas did not confirm the at-most-once marker: call not sent',
+        );
+      }
       if (what.kind === 'already_sent') {
         log.warn({ attempts }, 'a marker appeared before the send: the call was sent by another worker');
       }
@@ -329,12 +355,16 @@ export function createToolCallProcessor(deps: ProcessorDeps) {
         case 'retry': {
           await holdOrLeave();
           // The retry's next attempt is another run of this job: it reads this record back.
-          const record = attemptRecord(attempts, {
-            workerId,
-            pickedUpAt,
-            ...(state.sentAt ? { sentAt: state.sentAt } : {}),
-            error: cutToEncodedBytes(detail, ATTEMPT_ERROR_BYTES),
-          });
+          const record = attemptRecord(
+            attempts,
+            {
+              workerId,
+              pickedUpAt,
+              ...(state.sentAt ? { sentAt: state.sentAt } : {}),
+              error: cutToEncodedBytes(detail, ATTEMPT_ERROR_BYTES),
+            },
+            deps.clock.now(),
+          );
           if (!(await fence.recordAttempts(job, lockToken, [...earlierAttempts, record]))) {
             leave('lock lost before the retry');
           }

@@ -86,7 +86,7 @@ export class AgentRunConsumer implements OnApplicationBootstrap, OnModuleDestroy
 
   /** Takes an expired lock of a run back if nobody took the run since; otherwise stops the run here. */
   private async takeBackOrStop(jobId: string): Promise<void> {
-    if (await this.takeBack(jobId)) {
+    if (await this.takeBack(this.held.get(jobId))) {
       this.log.info({ job_id: jobId }, 'expired lock of a run taken back');
       return;
     }
@@ -95,8 +95,7 @@ export class AgentRunConsumer implements OnApplicationBootstrap, OnModuleDestroy
   }
 
   /** True when the run's lock is this replica's again (kept, or re-taken after it merely expired). */
-  private async takeBack(jobId: string): Promise<boolean> {
-    const job = this.held.get(jobId);
+  private async takeBack(job: HeldJob | undefined): Promise<boolean> {
     const worker = this.worker;
     if (!job || !worker) return false;
     const keys = {
@@ -109,19 +108,22 @@ export class AgentRunConsumer implements OnApplicationBootstrap, OnModuleDestroy
 
   private async process(job: Job<AgentRunData>, token: string | undefined, signal?: AbortSignal) {
     const id = String(job.id);
-    if (token) this.held.set(id, { id, attemptsStarted: job.attemptsStarted, token });
+    // Its own hold, not the map's latest: a run queued again after Redis lost it (the reconciler) may
+    // start here while the stale run of the same id is still stopping, and neither may use the other's.
+    const mine = token ? { id, attemptsStarted: job.attemptsStarted, token } : undefined;
+    if (mine) this.held.set(id, mine);
     const lease = new BullRunLease(
       job,
       token,
       this.config.orchestrator.lockDurationMs,
       signal,
       (error) => this.log.warn({ job_id: job.id, err: error }, 'could not confirm the lock of a run'),
-      () => this.takeBack(id),
+      () => this.takeBack(mine),
     );
     try {
       await this.runHeld(job, token, lease);
     } finally {
-      this.held.delete(id);
+      if (this.held.get(id) === mine) this.held.delete(id);
     }
   }
 

@@ -90,6 +90,11 @@ export class JobRunner implements OnModuleInit {
     return this.running.size;
   }
 
+  /** Whether this replica runs the job now (a run whose lock is being lost still counts until it stops). */
+  isRunningHere(jobId: string): boolean {
+    return this.running.has(jobId);
+  }
+
   /** `lease` is this replica's hold on the run; a run lost to another replica stops without a trace. */
   async run(jobId: string, replicaId: string, lease: RunLease = UNCONTESTED_LEASE): Promise<RunExit> {
     const job = await this.store.markRunning(jobId);
