@@ -13,7 +13,11 @@ const RARE_STALLED_CHECK = { stalledIntervalMs: 120_000 };
  * Redis paused (SIGSTOP) past the lock of a run while the run waits for its call: when Redis answers
  * again, the lock has merely expired and nobody took the run, so the replica takes it back and goes on.
  * A Redis pause is not a hand-over: before, the replica stopped the run, which then waited for the
- * stalled check and counted as a stall (ten of those and BullMQ fails the run).
+ * stalled check and counted as a stall (ten of those and BullMQ fails the run). The call itself: its
+ * worker heard nothing from Redis for a lock duration, so it aborted the call (it cannot tell a paused
+ * Redis from a partition, docs/semantics.md §1); once Redis answered the job was still its own, so the
+ * abort counts as a lost connection and the idempotent call ran again (the recorder ignores the cancel
+ * and finishes both).
  */
 describe('a run whose lock expired while Redis was paused', () => {
   const redis = new DedicatedRedis();
@@ -65,10 +69,12 @@ describe('a run whose lock expired while Redis was paused', () => {
 
     const job = await api.finishedDespiteOutages(id, 60_000);
     expect(job.status).toBe('succeeded');
-    expect(job.toolCalls[0].outcome).toMatchObject({ status: 'ok', executed: 'yes' });
+    expect(job.toolCalls[0].outcome).toMatchObject({ status: 'ok', executed: 'yes', attempts: 2 });
+    expect(job.toolCalls[0].attempts[0].error).toMatch(/no answer from Redis/);
     expect(
       recordedIntervals(deployment.path('rec.jsonl')).filter((row) => row.label === 'held'),
-    ).toHaveLength(1);
+    ).toHaveLength(2);
+    expect(worker.logs.some((log) => log.msg === 'job no longer ours: no outcome recorded')).toBe(false);
     const said = (msg: string) =>
       replica.process.logs.filter((log) => log.msg === msg && log.job_id !== undefined);
     expect(said('expired lock of a run taken back').length).toBeGreaterThan(0);

@@ -1,9 +1,14 @@
 import type { Job } from 'bullmq';
 
-/** Why a running call was aborted: it decides whether an outcome may be recorded at all. */
+/**
+ * Why a running call was aborted: it decides whether an outcome may be recorded at all. `lock_lost`:
+ * the job is another worker's now; `unreachable`: Redis was silent for a lock duration, so the job may be
+ * (a partition) or may still be ours (Redis itself paused) — asked again once Redis answers; `cancelled`:
+ * an explicit cancel or the job's deadline.
+ */
 export class CallAbort extends Error {
   constructor(
-    readonly kind: 'lock_lost' | 'cancelled',
+    readonly kind: 'lock_lost' | 'unreachable' | 'cancelled',
     message: string,
   ) {
     super(message);

@@ -221,7 +221,7 @@ export class ServerConsumer {
     const { server, log, settings } = this.deps;
     this.redisLost = true;
     const reason = `no answer from Redis for ${silentMs} ms (worker.lockDurationMs ${settings.lockDurationMs}): the job lock may have passed to another worker`;
-    for (const id of this.inFlight.abortAll(new CallAbort('lock_lost', reason))) {
+    for (const id of this.inFlight.abortAll(new CallAbort('unreachable', reason))) {
       log.warn(
         { server, bull_job_id: id, silentMs, reason: 'redis_unreachable' },
         'lock lost: aborting the call',

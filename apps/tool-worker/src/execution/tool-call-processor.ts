@@ -19,7 +19,7 @@ import type { TeamCredentials } from '../credentials/team-credentials.ts';
 import type { TeamSessions } from '../credentials/team-sessions.ts';
 import type { Logger } from '../runtime/logger.ts';
 import type { ManagedSession } from '../sessions/managed-session.ts';
-import { classifyCallError } from './call-errors.ts';
+import { type CallFailure, classifyCallError } from './call-errors.ts';
 import { type CallPolicy, resolveCallPolicy } from './call-policy.ts';
 import { CallQuestions } from './call-questions.ts';
 import { AlreadySentError, type AttemptState, sendCall, UnreplicatedMarkerError } from './call-send.ts';
@@ -275,11 +275,28 @@ export function createToolCallProcessor(deps: ProcessorDeps) {
     }
 
     /** Names what ended the attempt (the order matters: a lost lock outranks everything), then acts on it. */
-    function failureOf(error: unknown): { what: AttemptFailure; detail: string } {
+    function abortOf(error: unknown): CallAbort | undefined {
       const abort = error instanceof CallAbort ? error : inFlight.controller.signal.reason;
-      const aborted = abort instanceof CallAbort;
+      return abort instanceof CallAbort ? abort : undefined;
+    }
+
+    function failureOf(error: unknown): { what: AttemptFailure; detail: string } {
+      const abort = abortOf(error);
+      const aborted = abort !== undefined;
       const detailOf = (message: string) => cutToEncodedBytes(message, OUTCOME_DETAIL_BYTES);
-      if (aborted && abort.kind === 'lock_lost') return { what: { kind: 'lock_lost' }, detail: '' };
+      if (abort?.kind === 'lock_lost') return { what: { kind: 'lock_lost' }, detail: '' };
+      if (abort?.kind === 'unreachable') {
+        // Still ours (failed() held it): not sent → back on the queue; sent → a connection lost mid-call
+        // (an idempotent call is retried, a non-idempotent one `indeterminate`), never `cancelled`.
+        const failure: CallFailure =
+          state.sentAt === undefined
+            ? { kind: 'not_sent', message: abort.message }
+            : { kind: 'connection_lost', message: abort.message };
+        return {
+          what: { kind: 'call', failure, error, abortReason: abort.message },
+          detail: detailOf(abort.message),
+        };
+      }
       if (error instanceof TaskLostError) {
         return { what: { kind: 'task_lost', message: error.message }, detail: error.message };
       }
@@ -309,6 +326,11 @@ export function createToolCallProcessor(deps: ProcessorDeps) {
       policy: CallPolicy,
       lastAttempt: boolean,
     ): Promise<StoredToolCallOutcome> {
+      // Aborted because Redis was silent past the lock: once it answers, the job is either still ours
+      // (Redis itself had paused: nobody could take it) and the abort is an attempt that failed like a
+      // lost connection, or another worker's, and we leave it to its next owner.
+      if (abortOf(error)?.kind === 'unreachable' && !(await fence.hold(job, lockToken).catch(() => false)))
+        leave('Redis was unreachable past the lock, and the job is no longer ours');
       const { what, detail } = failureOf(error);
       const sent = state.sentAt !== undefined;
       if (what.kind === 'call') {
