@@ -1,6 +1,7 @@
 import { readLedger } from '@switchyard/example-mcp-servers/ledger';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ApiClient, Json } from '../support/api-client.ts';
+import { SuiteContention } from '../support/contention.ts';
 import { Deployment, type Orchestrator } from '../support/deployment.ts';
 import { exampleServer } from '../support/fleet.ts';
 import { waitForLedger } from '../support/ledger.ts';
@@ -25,7 +26,10 @@ describe('Redis restarted empty while calls run', () => {
   let orchestrator: Orchestrator;
   let api: ApiClient;
 
+  const contention = new SuiteContention('redis restarted empty (e2e)');
+
   beforeAll(async () => {
+    await contention.start();
     await redis.start();
     deployment = new Deployment(
       'redis-restart-empty',
@@ -40,6 +44,7 @@ describe('Redis restarted empty while calls run', () => {
   }, 180_000);
 
   afterAll(async () => {
+    await contention.stop();
     await deployment?.close();
     await redis.stop();
   });

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { JobFence } from '../../apps/tool-worker/src/execution/job-fence.ts';
 import { ReplicaWait } from '../../apps/tool-worker/src/execution/replica-wait.ts';
 import type { Logger } from '../../apps/tool-worker/src/runtime/logger.ts';
+import { SuiteContention } from '../support/contention.ts';
 import { LocalRedisCluster } from '../support/redis-cluster.ts';
 
 const quiet = { info: () => undefined, warn: () => undefined } as unknown as Logger;
@@ -27,7 +28,10 @@ describe('the replica wait on a Redis Cluster', () => {
   const token = 'token-a';
   const marker = { dispatchedBy: 'worker-a', dispatchedAt: 1 };
 
+  const contention = new SuiteContention('cluster replica wait');
+
   beforeAll(async () => {
+    await contention.start();
     await cluster.start(3, 1);
     redis = connectRedis(redisTargetFromEnv({ REDIS_CLUSTER_NODES: cluster.nodes }), 'fence-test') as Cluster;
     redis.on('error', () => undefined);
@@ -39,6 +43,7 @@ describe('the replica wait on a Redis Cluster', () => {
   });
 
   afterAll(async () => {
+    await contention.stop();
     if (frozen) process.kill(frozen, 'SIGCONT');
     await worker?.close();
     await queue?.obliterate({ force: true });

@@ -3,6 +3,7 @@ import { type ToolCallOutcome, toolCallJobId } from '@switchyard/contracts';
 import { readLedger } from '@switchyard/example-mcp-servers/ledger';
 import type { Queue } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SuiteContention } from '../support/contention.ts';
 import { exampleServer, Fleet } from '../support/fleet.ts';
 import { waitForLedger } from '../support/ledger.ts';
 import { SentinelGroup } from '../support/redis-sentinel.ts';
@@ -32,7 +33,10 @@ describe.each([
   const group = new SentinelGroup();
   let fleet: Fleet | undefined;
 
+  const contention = new SuiteContention('sentinel failover');
+
   beforeAll(async () => {
+    await contention.start();
     await group.start();
     fleet = new Fleet(
       'sentinel-failover',
@@ -58,6 +62,7 @@ describe.each([
   });
 
   afterAll(async () => {
+    await contention.stop();
     // Bounded: a deployment whose Redis never came back must not hold the suite up.
     await Promise.race([fleet?.close(), delay(30_000)]);
     await group.stop();

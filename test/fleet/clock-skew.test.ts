@@ -1,5 +1,6 @@
 import type { ToolCallOutcome } from '@switchyard/contracts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SuiteContention } from '../support/contention.ts';
 import { fakeTimeEnv } from '../support/fake-time.ts';
 import { exampleServer, Fleet } from '../support/fleet.ts';
 import { waitForLedger } from '../support/ledger.ts';
@@ -20,7 +21,10 @@ describe('a worker whose clock is far off', () => {
   let fleet: Fleet;
   let worker: TestProcess;
 
+  const contention = new SuiteContention('clock skew');
+
   beforeAll(async () => {
+    await contention.start();
     // Fails here, naming the package, when faketime is missing.
     const skewed = fakeTimeEnv(`+${SKEW_S}s`);
     fleet = new Fleet('clock-skew', (dir) => ({
@@ -30,6 +34,7 @@ describe('a worker whose clock is far off', () => {
   });
 
   afterAll(async () => {
+    await contention.stop();
     await fleet?.close();
   });
 

@@ -2,6 +2,7 @@ import type { ToolCallOutcome } from '@switchyard/contracts';
 import { readLedger } from '@switchyard/example-mcp-servers/ledger';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BlackholeProxy } from '../support/blackhole-proxy.ts';
+import { SuiteContention } from '../support/contention.ts';
 import { exampleServer, Fleet } from '../support/fleet.ts';
 import { waitForLedger } from '../support/ledger.ts';
 import { descendants, type TestProcess } from '../support/processes.ts';
@@ -55,7 +56,10 @@ describe('a worker partitioned from Redis', () => {
   let fleet: Fleet;
   const workers: Array<{ id: string; process: TestProcess; proxy: BlackholeProxy }> = [];
 
+  const contention = new SuiteContention('redis partition');
+
   beforeAll(async () => {
+    await contention.start();
     await redis.start();
     fleet = new Fleet(
       'partition',
@@ -75,6 +79,7 @@ describe('a worker partitioned from Redis', () => {
   });
 
   afterAll(async () => {
+    await contention.stop();
     for (const proxy of proxies) proxy.heal();
     await fleet?.close();
     for (const proxy of proxies) await proxy.close();

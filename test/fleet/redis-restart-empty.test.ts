@@ -2,6 +2,7 @@ import { redisKeys, ServerCatalogEntrySchema, toolQueueName } from '@switchyard/
 import { readLedger } from '@switchyard/example-mcp-servers/ledger';
 import { Queue } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { SuiteContention } from '../support/contention.ts';
 import { exampleServer, FAST_WORKER_SETTINGS, Fleet } from '../support/fleet.ts';
 import { type Interval, overlaps } from '../support/intervals.ts';
 import { DedicatedRedis } from '../support/redis-server.ts';
@@ -34,7 +35,10 @@ describe('Redis restarted empty under a running fleet', () => {
   let fleet: Fleet;
   let queue: Queue;
 
+  const contention = new SuiteContention('redis restarted empty (fleet)');
+
   beforeAll(async () => {
+    await contention.start();
     await redis.start();
     fleet = new Fleet(
       'redis-restart',
@@ -50,6 +54,7 @@ describe('Redis restarted empty under a running fleet', () => {
   });
 
   afterAll(async () => {
+    await contention.stop();
     await queue?.close();
     await fleet?.close();
     await redis.stop();

@@ -59,3 +59,24 @@ export class CpuContention {
     );
   }
 }
+
+/**
+ * Contention for a whole fault-tolerance suite, as the fault suite runs (one busy loop per core when
+ * `FAULTS_CONTENTION` asks, default on in CI): started first in beforeAll, stopped first in afterAll, and
+ * said in the output so a failure names how to replay it.
+ */
+export class SuiteContention {
+  private readonly cpu = new CpuContention();
+
+  constructor(private readonly suite: string) {}
+
+  async start(): Promise<void> {
+    const on = CpuContention.wanted('FAULTS_CONTENTION');
+    console.log(`${this.suite}: contention ${on ? 'on' : 'off'}; rerun with FAULTS_CONTENTION=${on ? 1 : 0}`);
+    if (on) await this.cpu.start();
+  }
+
+  stop(): Promise<void> {
+    return this.cpu.stop();
+  }
+}
