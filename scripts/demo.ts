@@ -2,15 +2,16 @@
  * `npm run demo`: the main job on local defaults. Finds (or starts) Redis and PostgreSQL, starts the
  * compiled orchestrator and two compiled tool workers (`npm run demo` builds first) on the example MCP
  * servers of switchyard.yaml, submits a batch job and an agent job over HTTP, prints every tool call's
- * server, outcome, attempts and timings, and stops everything it started.
+ * server, outcome, attempts and timings, and stops everything it started (also on failure and Ctrl-C).
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { resolve } from 'node:path';
 import { createSwitchyardClient, type JobRequest } from '@switchyard/client';
 import { configPathFromEnv, loadConfig } from '@switchyard/contracts';
 import pg from 'pg';
-import { ensurePostgres, ensureRedis, type LocalService } from './demo/local-services.ts';
+import { describeService, ensurePostgres, ensureRedis } from './demo/local-services.ts';
 import { printToolCalls } from './demo/print-outcomes.ts';
+import { Teardown } from './demo/teardown.ts';
 import { type StartedProcess, startNodeProcess } from './demo/worker-processes.ts';
 
 const ROOT = resolve(import.meta.dirname, '..');
@@ -73,19 +74,23 @@ async function main(): Promise<void> {
   if (!team || !apiKey)
     throw new Error(`${configPath} defines no team with an API key; the demo submits jobs as one`);
 
-  const services: LocalService[] = [];
+  const teardown = new Teardown();
+  // Ctrl-C: stop what was started (the embedded PostgreSQL runs in its own process group), exit 130.
+  teardown.exitOnSignal(130, (signal) => console.log(`${signal}: stopping everything the demo started`));
   const processes: StartedProcess[] = [];
   const prefix = `switchyard-demo-${randomUUID().slice(0, 8)}`;
   const schema = `switchyard_demo_${randomUUID().replaceAll('-', '').slice(0, 8)}`;
-  let databaseUrl: string | undefined;
   try {
     const redis = await ensureRedis();
-    services.push(redis);
-    const postgres = await ensurePostgres();
-    services.push(postgres);
-    databaseUrl = postgres.url;
-    console.log(`Redis:      ${redis.url} (${redis.source})`);
-    console.log(`PostgreSQL: ${postgres.url} (${postgres.source}), schema ${schema}`);
+    teardown.add('Redis', redis.stop);
+    console.log(describeService('Redis', redis));
+    const postgres = await ensurePostgres(LOG_DIR);
+    teardown.add('PostgreSQL', postgres.stop);
+    console.log(`${describeService('PostgreSQL', postgres)}, schema ${schema}`);
+    teardown.add('the demo schema', () => dropSchema(postgres.url, schema));
+    teardown.add('the orchestrator and workers', async () => {
+      await Promise.all(processes.map((started) => started.stop()));
+    });
 
     const common = {
       REDIS_URL: redis.url,
@@ -150,9 +155,7 @@ async function main(): Promise<void> {
       if (job.status !== expected) process.exitCode = 1;
     }
   } finally {
-    await Promise.all(processes.map((started) => started.stop()));
-    if (databaseUrl) await dropSchema(databaseUrl, schema);
-    for (const service of services.reverse()) await service.stop();
+    await teardown.run();
   }
 }
 

