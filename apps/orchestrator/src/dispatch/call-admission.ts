@@ -17,6 +17,14 @@ export type Admission = { admitted: ToolCallJob; server: ServerConfig } | { refu
 /** The default wait for a worker when neither the call nor its server sets queueTimeoutMs. */
 const DEFAULT_QUEUE_TIMEOUT_MS = 60_000;
 
+/** How long a call may wait for a worker: its own queueTimeoutMs, else its server's, else the default. */
+export function queueTimeoutMs(
+  request: Pick<ToolCallRequest, 'queueTimeoutMs'>,
+  server?: ServerConfig,
+): number {
+  return request.queueTimeoutMs ?? server?.queueTimeoutMs ?? DEFAULT_QUEUE_TIMEOUT_MS;
+}
+
 /**
  * Decides, before anything is queued, whether a call may go to its server's queue: the server exists,
  * a worker serves it, its circuit is closed, and the arguments match the tool's published schema. The
@@ -35,7 +43,7 @@ export async function admitCall(
     server: request.server,
     tool: request.tool,
     arguments: request.arguments,
-    deadline: now + (request.queueTimeoutMs ?? server?.queueTimeoutMs ?? DEFAULT_QUEUE_TIMEOUT_MS),
+    deadline: now + queueTimeoutMs(request, server),
     enqueuedAt: now,
     idempotent: false,
     trace: request.trace ?? {},

@@ -16,7 +16,7 @@ import { ATTR } from '@switchyard/telemetry';
 import type { Job, Queue } from 'bullmq';
 import type { CatalogReader } from '../catalog/catalog-reader.ts';
 import { inSpan, SpanKind } from '../telemetry/spans.ts';
-import { admitCall } from './call-admission.ts';
+import { admitCall, queueTimeoutMs } from './call-admission.ts';
 import { type CallToCancel, publishCancels } from './cancel-requests.ts';
 import { FairShare } from './fair-share.ts';
 import { localOutcome } from './local-outcome.ts';
@@ -298,8 +298,9 @@ export class ToolCallDispatcher {
   /** An idempotent call whose queue job vanished after its add (Redis lost its data) is added again. */
   private async requeue(entry: PendingCall): Promise<void> {
     const server = this.options.config.servers[entry.data.server];
-    // A fresh queue deadline: the lost job may have run, so it must not come back `expired` (executed no).
-    entry.data = { ...entry.data, deadline: Date.now() + (server?.queueTimeoutMs ?? 60_000) };
+    // A fresh queue deadline, on the clock every deadline is on: the lost job may have run, so it must not
+    // come back `expired` (executed no).
+    entry.data = { ...entry.data, deadline: this.clock.now() + queueTimeoutMs(entry.request, server) };
     await this.add(entry, server?.retry ?? { attempts: 1, backoffMs: 1_000 }, 0);
   }
 

@@ -15,8 +15,16 @@ export function lostEntryDecision(call: {
   currentEpoch: string;
   idempotent: boolean;
 }): LostEntryDecision {
-  if (call.recordedEpoch !== null && call.recordedEpoch === call.currentEpoch) return 'add';
+  if (neverQueued(call.recordedEpoch, call.currentEpoch)) return 'add';
   return call.idempotent ? 'add' : 'indeterminate';
+}
+
+/**
+ * A call recorded `dispatched` whose queue job is missing provably never reached Redis when it was
+ * recorded under the slot's epoch of now: an add that had happened would still be there.
+ */
+export function neverQueued(recordedEpoch: string | null, currentEpoch: string): boolean {
+  return recordedEpoch !== null && recordedEpoch === currentEpoch;
 }
 
 /** The model's text when a call's queue entry was lost with Redis's data. */

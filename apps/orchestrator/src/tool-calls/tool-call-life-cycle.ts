@@ -14,7 +14,7 @@ import { inSpan } from '../telemetry/spans.ts';
 import { ApprovalGate } from './approval-gate.ts';
 import type { CallContext } from './call-context.ts';
 import type { CallWait } from './call-wait.ts';
-import { LOST_ENTRY_ERROR, lostEntryDecision, lostEntryText } from './lost-queue-entry.ts';
+import { LOST_ENTRY_ERROR, lostEntryDecision, lostEntryText, neverQueued } from './lost-queue-entry.ts';
 
 export interface RequestedToolCall {
   id: string;
@@ -285,7 +285,7 @@ export class ToolCallLifeCycle {
   private async withoutQueueJob(recorded: ToolCallRecord, notRun: ToolCallOutcome): Promise<ToolCallOutcome> {
     if (recorded.status !== 'dispatched' || !recorded.server) return notRun;
     const { epoch } = await this.epochs.read(recorded.server);
-    if (recorded.redisEpoch !== null && recorded.redisEpoch === epoch) return notRun;
+    if (neverQueued(recorded.redisEpoch, epoch)) return notRun;
     const call = {
       jobId: recorded.jobId,
       toolCallId: recorded.toolCallId,

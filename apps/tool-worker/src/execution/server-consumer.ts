@@ -212,10 +212,10 @@ export class ServerConsumer {
   /**
    * No answer from Redis for a lock duration: every lock of this queue may have expired and its job gone
    * to another worker, which on a `concurrency: 1` server would run beside ours. The calls are aborted
-   * (notifications/cancelled) without asking Redis, which cannot answer, and no outcome is recorded for
-   * them (the processor leaves the job to its next owner); a call that already finished keeps its
-   * result, held until Redis answers (the abort reaches only requests still open). No new call is
-   * taken until Redis answers again.
+   * (notifications/cancelled) without asking Redis, which cannot answer; once it answers, the processor
+   * asks whether each job is still ours (CallAbort 'unreachable'): another worker's is left to it, ours
+   * ends as a lost connection would. A call that already finished keeps its result, held until Redis
+   * answers (the abort reaches only requests still open). No new call is taken until Redis answers again.
    */
   private onRedisLost(silentMs: number): void {
     const { server, log, settings } = this.deps;
