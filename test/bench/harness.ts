@@ -167,6 +167,28 @@ export async function dispatchBurst(
   return outcomes;
 }
 
+/**
+ * Measures `ways` in interleaved rounds: each round runs every way `calls(name)` times, the ways taking
+ * turns going first, so a shared machine that slows down mid-run slows every way alike. `label` reports
+ * progress every fifth round. Returns each way's samples.
+ */
+export async function interleavedRounds<K extends string>(
+  ways: Record<K, () => Promise<number>>,
+  rounds: number,
+  calls: (name: K) => number,
+  label?: string,
+): Promise<Record<K, number[]>> {
+  const order = Object.keys(ways) as K[];
+  const samples = Object.fromEntries(order.map((name) => [name, [] as number[]])) as Record<K, number[]>;
+  for (let round = 0; round < rounds; round++) {
+    for (const name of rotate(order, round))
+      for (let i = 0; i < calls(name); i++) samples[name].push(await ways[name]());
+    if (label && ((round + 1) % 5 === 0 || round + 1 === rounds))
+      progress(`${label}: round ${round + 1}/${rounds}`);
+  }
+  return samples;
+}
+
 /** Rotates `items` left by `by` places, so interleaved measurements take turns going first. */
 export function rotate<T>(items: readonly T[], by: number): T[] {
   const shift = by % items.length;

@@ -1,5 +1,5 @@
 import { exampleServer } from '../../support/fleet.ts';
-import { benchFleet, CallIds, dispatchOk, progress, rotate, withScope } from '../harness.ts';
+import { benchFleet, CallIds, dispatchOk, interleavedRounds, progress, withScope } from '../harness.ts';
 import { type Summary, summarize, timed } from '../stats.ts';
 
 export interface FencingResult {
@@ -36,16 +36,9 @@ export function fencing(options: FencingOptions): Promise<FencingResult> {
       idempotent: () => timed(() => dispatchOk(dispatcher, ids, 'idem', 'echo', { text: 'x' })),
       nonIdempotent: () => timed(() => dispatchOk(dispatcher, ids, 'once', 'echo', { text: 'x' })),
     };
-    const samples: Record<keyof typeof ways, number[]> = { idempotent: [], nonIdempotent: [] };
     for (const name of ['idempotent', 'nonIdempotent'] as const)
       for (let i = 0; i < options.warmup; i++) await ways[name]();
-    const order = Object.keys(ways) as Array<keyof typeof ways>;
-    for (let round = 0; round < options.rounds; round++) {
-      for (const name of rotate(order, round))
-        for (let i = 0; i < options.perRound; i++) samples[name].push(await ways[name]());
-      if ((round + 1) % 5 === 0 || round + 1 === options.rounds)
-        progress(`fencing: round ${round + 1}/${options.rounds}`);
-    }
+    const samples = await interleavedRounds(ways, options.rounds, () => options.perRound, 'fencing');
     return {
       rounds: options.rounds,
       idempotent: summarize(samples.idempotent),

@@ -1,7 +1,7 @@
 import { exampleServer } from '../../support/fleet.ts';
 import { echoInNewSession, WarmSession } from '../direct-client.ts';
 import { Floor } from '../floor.ts';
-import { all, benchFleet, CallIds, dispatchOk, progress, rotate, withScope } from '../harness.ts';
+import { all, benchFleet, CallIds, dispatchOk, interleavedRounds, progress, withScope } from '../harness.ts';
 import { type Summary, summarize, timed } from '../stats.ts';
 
 export interface LatencyResult {
@@ -49,25 +49,13 @@ export function latency(options: LatencyOptions): Promise<LatencyResult> {
     };
     const calls = (name: keyof typeof ways) =>
       name === 'perCallSession' ? options.perCallSessionPerRound : options.perRound;
-    const samples: Record<keyof typeof ways, number[]> = {
-      warm: [],
-      floor: [],
-      switchyard: [],
-      perCallSession: [],
-    };
 
     progress(`latency: warming up (${options.warmup} calls each, 2 new sessions)`);
     for (const name of ['warm', 'floor', 'switchyard'] as const)
       for (let i = 0; i < options.warmup; i++) await ways[name]();
     for (let i = 0; i < 2; i++) await ways.perCallSession();
 
-    const order = Object.keys(ways) as Array<keyof typeof ways>;
-    for (let round = 0; round < options.rounds; round++) {
-      for (const name of rotate(order, round))
-        for (let i = 0; i < calls(name); i++) samples[name].push(await ways[name]());
-      if ((round + 1) % 5 === 0 || round + 1 === options.rounds)
-        progress(`latency: round ${round + 1}/${options.rounds}`);
-    }
+    const samples = await interleavedRounds(ways, options.rounds, calls, 'latency');
     return {
       rounds: options.rounds,
       warm: summarize(samples.warm),

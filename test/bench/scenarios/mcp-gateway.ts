@@ -2,7 +2,7 @@ import { Deployment, TEAM_KEYS } from '../../support/deployment.ts';
 import { exampleServer } from '../../support/fleet.ts';
 import { connectGateway, type GatewayClient } from '../../support/mcp-clients.ts';
 import { WarmSession } from '../direct-client.ts';
-import { all, BENCH_PROCESS_ENV, progress, rotate, withScope } from '../harness.ts';
+import { all, BENCH_PROCESS_ENV, interleavedRounds, progress, withScope } from '../harness.ts';
 import { ms, perSecond, ratio, type Summary, summarize, timed } from '../stats.ts';
 
 export interface McpGatewayOptions {
@@ -95,15 +95,10 @@ export function mcpGateway(options: McpGatewayOptions): Promise<McpGatewayResult
           if (job.status !== 'succeeded') throw new Error(`job API echo ended ${job.status}`);
         }),
     };
-    const samples: Record<keyof typeof ways, number[]> = { direct: [], gateway: [], jobApi: [] };
     progress(`mcp gateway: warming up (${options.warmup} calls each)`);
     for (const name of Object.keys(ways) as Array<keyof typeof ways>)
       for (let i = 0; i < options.warmup; i++) await ways[name]();
-    const order = Object.keys(ways) as Array<keyof typeof ways>;
-    for (let round = 0; round < options.rounds; round++) {
-      for (const name of rotate(order, round))
-        for (let i = 0; i < options.perRound; i++) samples[name].push(await ways[name]());
-    }
+    const samples = await interleavedRounds(ways, options.rounds, () => options.perRound);
 
     progress(`mcp gateway: ${options.clients} MCP clients on ${options.servers} servers`);
     const many = await Promise.all(Array.from({ length: options.clients }, () => connect()));

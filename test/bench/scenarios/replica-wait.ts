@@ -5,6 +5,7 @@ import {
   BENCH_PROCESS_ENV,
   CallIds,
   dispatchOk,
+  interleavedRounds,
   PRODUCTION_WORKER_SETTINGS,
   progress,
   rotate,
@@ -70,16 +71,9 @@ export function replicaWait(options: ReplicaWaitOptions): Promise<ReplicaWaitRes
       fenceOnly: () => timed(() => dispatchOk(dispatchers.fenceOnly, ids, 'once', 'echo', { text: 'x' })),
       withWait: () => timed(() => dispatchOk(dispatchers.withWait, ids, 'once', 'echo', { text: 'x' })),
     };
-    const samples: Record<keyof typeof ways, number[]> = { fenceOnly: [], withWait: [] };
     for (const name of ['fenceOnly', 'withWait'] as const)
       for (let i = 0; i < options.warmup; i++) await ways[name]();
-    const order = Object.keys(ways) as Array<keyof typeof ways>;
-    for (let round = 0; round < options.rounds; round++) {
-      for (const name of rotate(order, round))
-        for (let i = 0; i < options.perRound; i++) samples[name].push(await ways[name]());
-      if ((round + 1) % 5 === 0 || round + 1 === options.rounds)
-        progress(`replica wait: round ${round + 1}/${options.rounds}`);
-    }
+    const samples = await interleavedRounds(ways, options.rounds, () => options.perRound, 'replica wait');
     // The same difference without the rest of a call around it: what WAIT adds to the marker's write.
     const direct = scope.add(new DirectRedis(redis.url));
     const raw: Record<'write' | 'writeWait', number[]> = { write: [], writeWait: [] };
