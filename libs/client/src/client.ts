@@ -14,6 +14,7 @@ import {
   type JobWebhookDeliveries,
   type ServerList,
   type ToolList,
+  type Viewer,
 } from './types.ts';
 
 type WireJob = components['schemas']['Job'];
@@ -68,7 +69,10 @@ export class SwitchyardClient {
     return this.job(`GET /v1/jobs/${id}`, () => this.http.GET('/v1/jobs/{id}', { params: { path: { id } } }));
   }
 
-  /** One page of the team's jobs, newest first; pass `nextCursor` (with the same filters) for the next. */
+  /**
+   * One page of the team's jobs (an operator key: every team's, or `team`'s), newest first; pass
+   * `nextCursor` (with the same filters) for the next.
+   */
   listJobs(query: JobListQuery = {}): Promise<JobList> {
     return this.call('GET /v1/jobs', () => this.http.GET('/v1/jobs', { params: { query } }));
   }
@@ -119,6 +123,11 @@ export class SwitchyardClient {
 
   listServers(): Promise<ServerList> {
     return this.call('GET /v1/servers', () => this.http.GET('/v1/servers'));
+  }
+
+  /** Who this client's key is: a team's (with its name) or an operator's; a wrong key is a 401. */
+  whoami(): Promise<Viewer> {
+    return this.call('GET /v1/whoami', () => this.http.GET('/v1/whoami'));
   }
 
   /**

@@ -63,7 +63,12 @@ export function isProblem(body: unknown): body is Problem {
 
 function describe(problem: Problem | undefined, body: unknown): string {
   if (problem) {
-    const fields = problem.errors?.map((error) => `${error.path}: ${error.message}`).join('; ');
+    // The API's detail usually names the offending fields already (`invalid job id: (root): not a job
+    // id`): only the ones it does not name are added, so no error is repeated in its own message.
+    const fields = (problem.errors ?? [])
+      .map((error) => `${error.path}: ${error.message}`)
+      .filter((field) => !problem.detail.includes(field))
+      .join('; ');
     return `${problem.title}: ${problem.detail}${fields ? ` (${fields})` : ''}`;
   }
   const text = typeof body === 'string' ? body : JSON.stringify(body);

@@ -11,7 +11,8 @@ export type KnownJobEvent =
   | { id: string; event: 'step'; data: Schemas['JobStepEvent'] }
   | { id: string; event: 'message'; data: Schemas['JobMessageEvent'] }
   | { id: string; event: 'tool_call.dispatched'; data: Schemas['ToolCallDispatchedEvent'] }
-  | { id: string; event: 'tool_call.finished'; data: Schemas['ToolCallFinishedEvent'] };
+  | { id: string; event: 'tool_call.finished'; data: Schemas['ToolCallFinishedEvent'] }
+  | { id: string; event: 'tool_call.progress'; data: Schemas['ToolCallProgressEvent'] };
 /** An event this client does not know (a newer API): passed on, named, with its data. */
 export type OtherJobEvent = { id: string; event: 'other'; name: string; data: unknown };
 export type JobEvent = KnownJobEvent | OtherJobEvent;
@@ -22,6 +23,7 @@ const KNOWN_EVENTS: ReadonlySet<string> = new Set<KnownJobEvent['event']>([
   'message',
   'tool_call.dispatched',
   'tool_call.finished',
+  'tool_call.progress',
 ]);
 
 export function isFinalEvent(event: JobEvent): boolean {

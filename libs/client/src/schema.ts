@@ -12,8 +12,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The team's jobs, newest first
-         * @description Filters combine with AND. `metadata[<key>]=<value>` (or `metadata.<key>=<value>`) keeps jobs submitted with that metadata. Pages follow `nextCursor`; send the same filters with it. An unknown parameter, a bad value or a cursor this API did not issue is a 400.
+         * The team's jobs, newest first (an operator key: every team's)
+         * @description A team key lists its own jobs; an operator key every team's, read-only, with `team` to narrow them to one. Filters combine with AND. `metadata[<key>]=<value>` (or `metadata.<key>=<value>`) keeps jobs submitted with that metadata. Pages follow `nextCursor`; send the same filters with it. An unknown parameter, a bad value or a cursor this API did not issue is a 400; a team key naming another team in `team` is a 403.
          */
         get: operations["listJobs"];
         put?: never;
@@ -32,7 +32,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A job: what was submitted, its status, result, tool calls and (agent jobs) messages */
+        /**
+         * A job: what was submitted, its status, result, tool calls and (agent jobs) messages
+         * @description A team key reads its own jobs (another team's is a 404); an operator key any job.
+         */
         get: operations["getJob"];
         put?: never;
         post?: never;
@@ -160,6 +163,23 @@ export interface paths {
         };
         /** The MCP servers behind those tools, their availability and sessions */
         get: operations["listServers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/whoami": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Who the key is: a team's (with its name) or an operator's */
+        get: operations["whoami"];
         put?: never;
         post?: never;
         delete?: never;
@@ -304,6 +324,8 @@ export interface components {
              * @enum {string}
              */
             kind: "agent" | "batch" | "mcp";
+            /** @description The team that submitted it (an operator lists every team) */
+            team: string;
             status: components["schemas"]["JobStatus"];
             metadata: {
                 [key: string]: string;
@@ -337,7 +359,7 @@ export interface components {
          */
         Problem: {
             /** @enum {string} */
-            type: "urn:switchyard:problem:validation-failed" | "urn:switchyard:problem:malformed-body" | "urn:switchyard:problem:unknown-tools" | "urn:switchyard:problem:invalid-cursor" | "urn:switchyard:problem:unauthorized" | "urn:switchyard:problem:not-found" | "urn:switchyard:problem:conflict" | "urn:switchyard:problem:payload-too-large" | "urn:switchyard:problem:unsupported-media-type" | "urn:switchyard:problem:idempotency-key-reused" | "urn:switchyard:problem:too-many-requests" | "urn:switchyard:problem:internal-error" | "urn:switchyard:problem:dependency-unavailable" | "urn:switchyard:problem:http-error";
+            type: "urn:switchyard:problem:validation-failed" | "urn:switchyard:problem:malformed-body" | "urn:switchyard:problem:unknown-tools" | "urn:switchyard:problem:invalid-cursor" | "urn:switchyard:problem:unauthorized" | "urn:switchyard:problem:forbidden" | "urn:switchyard:problem:not-found" | "urn:switchyard:problem:conflict" | "urn:switchyard:problem:payload-too-large" | "urn:switchyard:problem:unsupported-media-type" | "urn:switchyard:problem:idempotency-key-reused" | "urn:switchyard:problem:too-many-requests" | "urn:switchyard:problem:internal-error" | "urn:switchyard:problem:dependency-unavailable" | "urn:switchyard:problem:http-error";
             title: string;
             status: number;
             detail: string;
@@ -360,6 +382,8 @@ export interface components {
              * @enum {string}
              */
             kind: "agent" | "batch" | "mcp";
+            /** @description The team that submitted it (an operator lists every team) */
+            team: string;
             status: components["schemas"]["JobStatus"];
             metadata: {
                 [key: string]: string;
@@ -661,6 +685,15 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        /** @description A team's key (its jobs: read and act on them) or an operator key (every team's jobs and the fleet, read-only) */
+        Viewer: {
+            /** @constant */
+            kind: "team";
+            team: string;
+        } | {
+            /** @constant */
+            kind: "operator";
+        };
         /** @description An agent job (a model with tools) or a batch of tool calls */
         JobRequestOutput: {
             /** @constant */
@@ -807,6 +840,19 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        /** @description event: tool_call.progress — the running call's server reported progress (at most one per call per 500 ms; only the newest per call is replayed) */
+        ToolCallProgressEvent: {
+            toolCallId: string;
+            server: string;
+            tool: string;
+            progress: number;
+            total?: number;
+            message?: string;
+            /** Format: date-time */
+            at: string;
+        } & {
+            [key: string]: unknown;
+        };
     };
     responses: never;
     parameters: never;
@@ -822,6 +868,8 @@ export interface operations {
                 /** @description One status or several, repeated (status=a&status=b) or comma-separated */
                 status?: ("queued" | "running" | "input_required" | "succeeded" | "completed_with_errors" | "failed" | "cancelled")[];
                 kind?: "agent" | "batch" | "mcp";
+                /** @description Only this team's jobs. An operator key lists every team's jobs without it; a team key lists only its own, and another team's name is a 403 */
+                team?: string;
                 /** @description Only jobs created after this instant (ISO 8601) */
                 createdAfter?: string;
                 /** @description Only jobs created before this instant (ISO 8601) */
@@ -861,6 +909,15 @@ export interface operations {
             };
             /** @description Missing or unknown API key (`unauthorized`) */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An operator key, which only reads: acting on a job takes the team's own key (`forbidden`) */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -933,6 +990,15 @@ export interface operations {
             };
             /** @description Missing or unknown API key (`unauthorized`) */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An operator key, which only reads: acting on a job takes the team's own key (`forbidden`) */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1099,6 +1165,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description An operator key, which only reads: acting on a job takes the team's own key (`forbidden`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description No such job for this team; another team's job is a 404 too (`not-found`) */
             404: {
                 headers: {
@@ -1168,6 +1243,15 @@ export interface operations {
             };
             /** @description Missing or unknown API key (`unauthorized`) */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An operator key, which only reads: acting on a job takes the team's own key (`forbidden`) */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1332,6 +1416,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description An operator key, which only reads: acting on a job takes the team's own key (`forbidden`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description No such job for this team; another team's job is a 404 too (`not-found`) */
             404: {
                 headers: {
@@ -1420,6 +1513,15 @@ export interface operations {
             };
             /** @description Missing or unknown API key (`unauthorized`) */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An operator key, which only reads: acting on a job takes the team's own key (`forbidden`) */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1531,6 +1633,15 @@ export interface operations {
             };
             /** @description Missing or unknown API key (`unauthorized`) */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An operator key, which only reads: acting on a job takes the team's own key (`forbidden`) */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1652,6 +1763,44 @@ export interface operations {
             };
             /** @description PostgreSQL or Redis is unavailable; see Retry-After (`dependency-unavailable`) */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    whoami: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The key */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Viewer"];
+                };
+            };
+            /** @description Missing or unknown API key (`unauthorized`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal error (`internal-error`) */
+            500: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -28,6 +28,11 @@ function describe(event: JobEvent): string {
       const where = `${call.server ? ` on ${call.server}` : ''}${call.workerId ? ` by ${call.workerId}` : ''}`;
       return `${mark} ${call.tool} [${call.id}] ${call.status}${where} (executed ${call.executed}, attempts ${call.attempts}, queued ${ms(call.queuedMs)}, ran ${ms(call.runMs)})`;
     }
+    case 'tool_call.progress': {
+      const call = event.data;
+      const share = call.total ? ` ${Math.floor((call.progress / call.total) * 100)}%` : ` ${call.progress}`;
+      return `… ${call.server}__${call.tool} [${call.toolCallId}]${share}${call.message ? ` ${oneLine(call.message)}` : ''}`;
+    }
     case 'other':
       return otherEvent(event.name, event.data as Record<string, unknown>);
   }

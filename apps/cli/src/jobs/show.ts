@@ -1,14 +1,17 @@
 import type { Job, ToolCall } from '@switchyard/client';
 import { table } from '../output/table.ts';
 
-/** `job_… batch completed_with_errors: 5 calls (ok 3, tool_error 2)` */
+/** `job_… batch completed_with_errors — 5 calls (ok 3, tool_error 2)`, `job_… batch running — 1 call (pending 1)` */
 export function jobHeadline(job: Job): string {
-  const counts = job.summary
-    ? ` — ${job.summary.calls} calls (${Object.entries(job.summary.byStatus)
-        .map(([status, count]) => `${status} ${count}`)
-        .join(', ')}${job.summary.pending ? `, pending ${job.summary.pending}` : ''})`
-    : '';
-  return `${job.id} ${job.kind} ${job.status}${counts}`;
+  if (!job.summary) return `${job.id} ${job.kind} ${job.status}`;
+  const { calls, pending, byStatus } = job.summary;
+  // Settled calls by outcome, then the ones still open; a job whose calls are all open has no outcomes yet.
+  const counts = [
+    ...Object.entries(byStatus).map(([status, count]) => `${status} ${count}`),
+    ...(pending ? [`pending ${pending}`] : []),
+  ];
+  const breakdown = counts.length > 0 ? ` (${counts.join(', ')})` : '';
+  return `${job.id} ${job.kind} ${job.status} — ${calls} ${calls === 1 ? 'call' : 'calls'}${breakdown}`;
 }
 
 /** What `jobs get` shows people: the job, then one row per tool call (where it ran, how, how long). */

@@ -1,13 +1,22 @@
+import type { components } from '@switchyard/client';
+
 export type {
   Job,
   JobListQuery,
+  JobRequest,
   JobSummary,
   Message,
   PendingInput,
   Server,
+  Tool,
   ToolCall,
+  ToolCallAttempt,
+  Viewer,
 } from '@switchyard/client';
 export { FINAL_JOB_STATUSES, SwitchyardApiError } from '@switchyard/client';
+
+/** A running call's newest `tool_call.progress` event. */
+export type CallProgress = components['schemas']['ToolCallProgressEvent'];
 
 /** A tool's question as the console renders it (the document types it as an open object). */
 export interface Question {
@@ -24,7 +33,7 @@ export interface JsonSchemaObject {
 }
 
 export interface JsonSchemaProperty {
-  type?: 'string' | 'number' | 'integer' | 'boolean';
+  type?: 'string' | 'number' | 'integer' | 'boolean' | 'object' | 'array';
   title?: string;
   description?: string;
   enum?: unknown[];

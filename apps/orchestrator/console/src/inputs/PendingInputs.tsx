@@ -4,19 +4,46 @@ import { ErrorNote } from '../ErrorNote.tsx';
 import { answerApproval, answerQuestion } from './answers.ts';
 import { QuestionForm } from './QuestionForm.tsx';
 
-/** What the job's calls wait for a person on: tools' questions and approvals, each answered once. */
-export function PendingInputs({ jobId, inputs }: { jobId: string; inputs: PendingInput[] }) {
+/**
+ * What the job's calls wait for a person on: tools' questions and approvals, each answered once.
+ * `readOnly` (an operator key, which the API lets read but not answer): shown without the forms.
+ */
+export function PendingInputs({
+  jobId,
+  team,
+  inputs,
+  readOnly,
+}: {
+  jobId: string;
+  team: string;
+  inputs: PendingInput[];
+  readOnly: boolean;
+}) {
   return (
     <section className="pending" data-testid="pending-inputs">
-      <h2>Waiting for you</h2>
+      <h2>{readOnly ? `Waiting for team ${team}` : 'Waiting for you'}</h2>
+      {readOnly && <p className="muted">Only the team's own key answers or approves.</p>}
       {inputs.map((input) => (
-        <PendingInputCard key={`${input.kind}:${input.toolCallId}`} jobId={jobId} input={input} />
+        <PendingInputCard
+          key={`${input.kind}:${input.toolCallId}`}
+          jobId={jobId}
+          input={input}
+          readOnly={readOnly}
+        />
       ))}
     </section>
   );
 }
 
-function PendingInputCard({ jobId, input }: { jobId: string; input: PendingInput }) {
+function PendingInputCard({
+  jobId,
+  input,
+  readOnly,
+}: {
+  jobId: string;
+  input: PendingInput;
+  readOnly: boolean;
+}) {
   const client = useQueryClient();
   const send = useMutation({
     mutationFn: (answer: () => Promise<unknown>) => answer(),
@@ -42,25 +69,29 @@ function PendingInputCard({ jobId, input }: { jobId: string; input: PendingInput
           <p className="muted">
             digest <code>{input.digest}</code>
           </p>
-          <div className="actions">
-            <button
-              type="button"
-              data-testid="approve"
-              disabled={send.isPending}
-              onClick={() => send.mutate(() => answerApproval(jobId, input, 'approve'))}
-            >
-              Approve
-            </button>
-            <button
-              type="button"
-              data-testid="deny"
-              disabled={send.isPending}
-              onClick={() => send.mutate(() => answerApproval(jobId, input, 'deny'))}
-            >
-              Deny
-            </button>
-          </div>
+          {!readOnly && (
+            <div className="actions">
+              <button
+                type="button"
+                data-testid="approve"
+                disabled={send.isPending}
+                onClick={() => send.mutate(() => answerApproval(jobId, input, 'approve'))}
+              >
+                Approve
+              </button>
+              <button
+                type="button"
+                data-testid="deny"
+                disabled={send.isPending}
+                onClick={() => send.mutate(() => answerApproval(jobId, input, 'deny'))}
+              >
+                Deny
+              </button>
+            </div>
+          )}
         </>
+      ) : readOnly ? (
+        <p>{(input.question as unknown as Question | undefined)?.message}</p>
       ) : (
         input.question && (
           <QuestionForm

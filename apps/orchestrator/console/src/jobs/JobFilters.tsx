@@ -1,24 +1,44 @@
 import { JOB_STATUSES } from '@switchyard/client';
 import { type FormEvent, useState } from 'react';
 import { useSearchParams } from 'react-router';
+import {
+  formatMetadataPairs,
+  metadataFromParams,
+  parseMetadataPairs,
+  setMetadataParams,
+} from './metadata-filter.ts';
 
-/** The job list's filters; applying them writes the URL (so a filtered list can be linked) and drops the cursor. */
-export function JobFilters() {
+/**
+ * The job list's filters; applying them writes the URL (so a filtered list can be linked) and drops
+ * the cursor. `teamFilter`: an operator's list, which holds every team's jobs, narrows to one team.
+ */
+export function JobFilters({ teamFilter }: { teamFilter: boolean }) {
   const [params, setParams] = useSearchParams();
   const [statuses, setStatuses] = useState<Set<string>>(
     new Set((params.get('status') ?? '').split(',').filter(Boolean)),
   );
   const [kind, setKind] = useState(params.get('kind') ?? '');
+  const [team, setTeam] = useState(params.get('team') ?? '');
   const [createdAfter, setCreatedAfter] = useState(params.get('createdAfter') ?? '');
   const [createdBefore, setCreatedBefore] = useState(params.get('createdBefore') ?? '');
+  const [metadata, setMetadata] = useState(() => formatMetadataPairs(metadataFromParams(params)));
+  const [metadataError, setMetadataError] = useState<string | null>(null);
 
   const apply = (event: FormEvent) => {
     event.preventDefault();
+    const parsed = parseMetadataPairs(metadata);
+    if ('error' in parsed) {
+      setMetadataError(`metadata: ${parsed.error}`);
+      return;
+    }
+    setMetadataError(null);
     const next = new URLSearchParams();
     if (statuses.size > 0) next.set('status', [...statuses].join(','));
     if (kind) next.set('kind', kind);
+    if (teamFilter && team.trim()) next.set('team', team.trim());
     if (createdAfter) next.set('createdAfter', createdAfter);
     if (createdBefore) next.set('createdBefore', createdBefore);
+    setMetadataParams(next, parsed.pairs);
     setParams(next);
   };
   const toggle = (status: string) => {
@@ -54,6 +74,18 @@ export function JobFilters() {
           <option value="mcp">mcp</option>
         </select>
       </label>
+      {teamFilter && (
+        <label>
+          team
+          <input
+            type="text"
+            name="team"
+            placeholder="every team"
+            value={team}
+            onChange={(event) => setTeam(event.target.value)}
+          />
+        </label>
+      )}
       <label>
         created after
         <input
@@ -72,7 +104,22 @@ export function JobFilters() {
           onChange={(event) => setCreatedBefore(event.target.value)}
         />
       </label>
+      <label>
+        metadata
+        <input
+          type="text"
+          name="metadata"
+          placeholder="key=value key=value"
+          value={metadata}
+          onChange={(event) => setMetadata(event.target.value)}
+        />
+      </label>
       <button type="submit">Apply</button>
+      {metadataError && (
+        <p className="error" role="alert" data-testid="metadata-error">
+          {metadataError}
+        </p>
+      )}
     </form>
   );
 }

@@ -1,19 +1,25 @@
 import { Link, useParams } from 'react-router';
+import { useIsOperator } from '../auth/viewer-context.ts';
 import { ErrorNote } from '../ErrorNote.tsx';
-import { formatMs } from '../format.ts';
+import { formatDuration, formatMs, jobDuration } from '../format.ts';
+import { InputAudit } from '../inputs/InputAudit.tsx';
 import { PendingInputs } from '../inputs/PendingInputs.tsx';
 import { StatusChip } from '../StatusChip.tsx';
 import { Timeline } from '../timeline/Timeline.tsx';
+import { CallAttempts } from './CallAttempts.tsx';
+import { JobActions } from './JobActions.tsx';
 import { JobMessages } from './JobMessages.tsx';
 import { useLiveJob } from './use-live-job.ts';
 
 /** One job: its state, the timeline of its calls (live while it runs), questions to answer, messages, result. */
 export function JobPage() {
   const { id = '' } = useParams();
-  const { job, live, nowMs } = useLiveJob(id);
+  const operator = useIsOperator();
+  const { job, live, progress, nowMs } = useLiveJob(id);
   if (job.error) return <ErrorNote error={job.error} />;
   if (!job.data) return <p className="muted">Loading…</p>;
   const view = job.data;
+  const duration = jobDuration(view, nowMs);
   return (
     <section data-testid="job-page" data-job-id={view.id} data-status={view.status}>
       <p>
@@ -27,13 +33,20 @@ export function JobPage() {
           </span>
         )}
       </h1>
+      {!operator && <JobActions job={view} />}
       <dl className="facts">
+        <dt>team</dt>
+        <dd data-testid="job-team">{view.team}</dd>
         <dt>created</dt>
         <dd>{view.createdAt}</dd>
         <dt>started</dt>
         <dd>{view.startedAt ?? '—'}</dd>
         <dt>finished</dt>
         <dd>{view.finishedAt ?? '—'}</dd>
+        <dt>duration</dt>
+        <dd data-testid="job-duration">
+          {duration ? `${duration.running ? 'running for ' : ''}${formatDuration(duration.ms)}` : '—'}
+        </dd>
         <dt>trace</dt>
         <dd>
           {view.traceUrl ? (
@@ -71,11 +84,11 @@ export function JobPage() {
       </dl>
       {view.error && <p className="error">{view.error}</p>}
       {view.pendingInputs && view.pendingInputs.length > 0 && (
-        <PendingInputs jobId={view.id} inputs={view.pendingInputs} />
+        <PendingInputs jobId={view.id} team={view.team} inputs={view.pendingInputs} readOnly={operator} />
       )}
       <h2>Timeline</h2>
       <Legend />
-      <Timeline calls={view.toolCalls} createdAt={view.createdAt} nowMs={nowMs} />
+      <Timeline calls={view.toolCalls} createdAt={view.createdAt} nowMs={nowMs} progress={progress} />
       <h2>Calls</h2>
       <table className="grid" data-testid="call-table">
         <thead>
@@ -109,6 +122,8 @@ export function JobPage() {
           ))}
         </tbody>
       </table>
+      <CallAttempts calls={view.toolCalls} />
+      <InputAudit entries={view.audit} />
       {view.messages && <JobMessages messages={view.messages} />}
       <h2>Result</h2>
       <pre data-testid="job-result">{JSON.stringify(view.result, null, 2)}</pre>
