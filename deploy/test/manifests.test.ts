@@ -10,6 +10,7 @@ import type { IScaledObject } from '@kubernetes-models/keda/keda.sh/v1alpha1/Sca
 import { parseConfig } from '@switchyard/contracts';
 import type { IDeployment } from 'kubernetes-models/apps/v1/Deployment';
 import type { IConfigMap } from 'kubernetes-models/v1/ConfigMap';
+import type { IContainer } from 'kubernetes-models/v1/Container';
 import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import {
@@ -30,9 +31,11 @@ import {
   type Build,
   type BuildOptions,
   checkAppSecurity,
+  checkBackends,
   checkConfigAgainstEnv,
   checkInClusterEndpoints,
   checkOrchestrator,
+  checkPostgresOnly,
   checkProduction,
   checkReferences,
   checkSelfContained,
@@ -47,8 +50,16 @@ const DOCKER_DIR = join(DEPLOY_DIR, 'docker');
 const KUSTOMIZATIONS = kustomizations();
 
 /** Secrets an overlay deliberately leaves to the operator (see deploy/README.md "Secrets"). */
+const PRODUCTION_SECRETS = [
+  'switchyard-secrets',
+  'switchyard-model-keys',
+  'switchyard-redis',
+  'switchyard-database',
+];
 const EXTERNAL_SECRETS: Record<string, string[]> = {
-  production: ['switchyard-secrets', 'switchyard-model-keys', 'switchyard-redis', 'switchyard-database'],
+  production: PRODUCTION_SECRETS,
+  // Production plus the monitoring component.
+  monitored: PRODUCTION_SECRETS,
 };
 const optionsFor = (name: string): BuildOptions => ({ externalSecrets: EXTERNAL_SECRETS[name] ?? [] });
 
@@ -65,6 +76,13 @@ function baseBuild(): Build {
 /** A deep copy of the base to break on purpose. */
 function brokenBase(): Build {
   return structuredClone(baseBuild());
+}
+
+/** A deep copy of the postgres-only overlay to break on purpose. */
+function postgresOnly(): Build {
+  const overlay = KUSTOMIZATIONS.find((k) => k.name === 'postgres-only');
+  if (!overlay) throw new Error('deploy/k8s/overlays/postgres-only is missing');
+  return structuredClone(build(overlay));
 }
 
 function find<T>(b: Build, kind: string, name: string): T {
@@ -84,10 +102,10 @@ function toolWorkerDockerfile(): string {
 }
 
 describe('kustomizations', () => {
-  it('are the base and every overlay directory, including self-contained and production', () => {
+  it('are the base and every overlay directory, including self-contained, production and postgres-only', () => {
     const names = KUSTOMIZATIONS.map((k) => k.name);
     expect(names[0]).toBe('base');
-    expect(names).toEqual(expect.arrayContaining(['self-contained', 'production']));
+    expect(names).toEqual(expect.arrayContaining(['self-contained', 'production', 'postgres-only']));
   });
 });
 
@@ -135,9 +153,14 @@ describe.each(KUSTOMIZATIONS)('k8s/$name', (kustomization) => {
     expect(checkOrchestrator(current(), options)).toEqual([]);
   });
 
-  it('workers: a ScaledObject each (redis trigger per server + prometheus), grace period, probes, PDB', () => {
+  it('workers: a ScaledObject each (per server a redis or postgresql trigger, as the backend is), grace period, probes, PDB', () => {
     const b = current();
     expect(checkWorkers(b, mustContext(b), options)).toEqual([]);
+  });
+
+  it('every app picks the same backend, and on postgres reads the same DATABASE_URL', () => {
+    const b = current();
+    expect(checkBackends(b, mustContext(b), options)).toEqual([]);
   });
 
   it('runs only scripts the tool-worker image contains (stdio servers, sidecars)', () => {
@@ -166,6 +189,31 @@ describe.each(KUSTOMIZATIONS)('k8s/$name', (kustomization) => {
   if (kustomization.name === 'self-contained') {
     it('runs Redis (appendonly, PVC), PostgreSQL (PVC) and Jaeger (OTLP) with matching credentials', () => {
       expect(checkSelfContained(current(), options)).toEqual([]);
+    });
+  }
+
+  if (kustomization.name === 'postgres-only') {
+    it('runs PostgreSQL alone: no Redis object or REDIS_URL, SWITCHYARD_BACKEND=postgres, KEDA as a read-only role', () => {
+      const b = current();
+      expect(checkPostgresOnly(b, mustContext(b), options)).toEqual([]);
+      expect(b.objects.filter((o) => /redis/i.test(o.metadata.name)).map((o) => o.metadata.name)).toEqual([]);
+      expect(JSON.stringify(b.objects.filter((o) => o.kind !== 'ConfigMap'))).not.toMatch(/REDIS_URL/);
+      for (const app of [...workers(b), find<IDeployment>(b, 'Deployment', 'orchestrator')]) {
+        const names = appContainer(app)?.env?.map((e) => e.name) ?? [];
+        expect(names, app.metadata?.name).toContain('DATABASE_URL');
+      }
+      const triggers = b.objects
+        .filter((o): o is KubeObject & IScaledObject => o.kind === 'ScaledObject')
+        .flatMap((o) => o.spec.triggers);
+      expect(triggers.map((t) => t.metadata.query).sort()).toEqual(
+        ['notes', 'recorder', 'search', 'slow'].map(
+          (server) =>
+            `SELECT count(*) FROM switchyard_queues.job WHERE queue = 'tools.{${server}}' AND state IN ('waiting', 'delayed')`,
+        ),
+      );
+      expect(new Set(triggers.map((t) => `${t.type} ${t.metadata.targetQueryValue}`))).toEqual(
+        new Set(['postgresql 10']),
+      );
     });
   }
 
@@ -333,6 +381,101 @@ describe('the checks reject broken manifests', () => {
     expect(problems).toMatch(/image switchyard\/orchestrator:0\.1\.0 is not from a registry host/);
     expect(problems).toMatch(/renders Secrets/);
     expect(problems).toMatch(/orchestrator replicas 2 not above/);
+  });
+
+  it('postgres-only: a Redis Service and REDIS_URL brought back, a worker without DATABASE_URL or on another backend', () => {
+    const b = postgresOnly();
+    const options = optionsFor('postgres-only');
+    b.objects.push({
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: 'redis', namespace: 'switchyard' },
+      spec: { selector: { app: 'redis' }, ports: [{ port: 6379 }] },
+    });
+    const general = appContainer(find<IDeployment>(b, 'Deployment', 'tool-worker-general'));
+    general?.env?.push({ name: 'REDIS_URL', value: 'redis://redis:6379' });
+    const search = appContainer(find<IDeployment>(b, 'Deployment', 'tool-worker-search'));
+    if (search) search.env = search.env?.filter((e) => e.name !== 'DATABASE_URL');
+    const postgresOnlyProblems = checkPostgresOnly(b, mustContext(b), options).join('\n');
+    expect(postgresOnlyProblems).toMatch(/Service redis is a Redis object/);
+    expect(postgresOnlyProblems).toMatch(
+      /Deployment tool-worker-general: container tool-worker sets REDIS_URL/,
+    );
+    expect(checkBackends(b, mustContext(b), options).join('\n')).toMatch(
+      /Deployment tool-worker-search: backend postgres without DATABASE_URL/,
+    );
+    general?.env?.push({ name: 'SWITCHYARD_BACKEND', value: 'redis' });
+    expect(checkBackends(b, mustContext(b), options).join('\n')).toMatch(
+      /the apps pick different backends: .*tool-worker-general: redis \(SWITCHYARD_BACKEND\)/,
+    );
+    expect(checkPostgresOnly(b, mustContext(b), options).join('\n')).toMatch(
+      /Deployment tool-worker-general: SWITCHYARD_BACKEND is not postgres/,
+    );
+  });
+
+  it("postgres-only: triggers on the wrong schema, counting active jobs, missing a server, as the apps' role", () => {
+    const b = postgresOnly();
+    const options = optionsFor('postgres-only');
+    const general = find<IScaledObject>(b, 'ScaledObject', 'tool-worker-general');
+    const [notes, slow] = general.spec.triggers;
+    if (!notes || !slow) throw new Error('tool-worker-general has fewer than 2 triggers');
+    notes.metadata.query = (notes.metadata.query ?? '').replace('switchyard_queues', 'switchyard');
+    slow.metadata.query = (slow.metadata.query ?? '').replace("'delayed'", "'active'");
+    general.spec.triggers = general.spec.triggers.filter((t) => t.name !== 'backlog-recorder');
+    const search = find<IScaledObject>(b, 'ScaledObject', 'tool-worker-search');
+    const [backlog] = search.spec.triggers;
+    if (backlog) backlog.metadata = { ...backlog.metadata, userName: 'switchyard', targetQueryvalue: '10' };
+    const problems = checkWorkers(b, mustContext(b), options).join('\n');
+    expect(problems).toMatch(
+      /reads schema switchyard; SWITCHYARD_PREFIX switchyard keeps its queues in switchyard_queues/,
+    );
+    expect(problems).toMatch(/backlog-slow misses states delayed/);
+    expect(problems).toMatch(/backlog-slow counts active jobs as backlog/);
+    expect(problems).toMatch(/0 postgresql triggers on tools\.\{recorder\} \(server recorder\); expected 1/);
+    expect(problems).toMatch(/logs in as the apps' role switchyard; give KEDA a read-only role/);
+    expect(problems).toMatch(/unknown metadata key targetQueryvalue/);
+    expect(checkPostgresOnly(b, mustContext(b), options).join('\n')).toMatch(
+      /makes role switchyard_keda, trigger backlog-search logs in as switchyard/,
+    );
+  });
+
+  it('postgres-only: a redis trigger left on a PostgreSQL deployment, a KEDA role Job on another schema', () => {
+    const b = postgresOnly();
+    const options = optionsFor('postgres-only');
+    const search = find<IScaledObject>(b, 'ScaledObject', 'tool-worker-search');
+    search.spec.triggers.push({
+      type: 'redis',
+      metadata: { listName: 'switchyard:tools.{search}:wait', listLength: '10' },
+    });
+    expect(checkWorkers(b, mustContext(b), options).join('\n')).toMatch(
+      /redis trigger on switchyard:tools\.\{search\}:wait on a PostgreSQL deployment/,
+    );
+    const job = find<KubeObject & { spec: { template: { spec: { containers: IContainer[] } } } }>(
+      b,
+      'Job',
+      'switchyard-keda-role',
+    );
+    const schema = job.spec.template.spec.containers[0]?.env?.find((e) => e.name === 'QUEUE_SCHEMA');
+    if (schema) schema.value = 'switchyard';
+    expect(checkPostgresOnly(b, mustContext(b), options).join('\n')).toMatch(
+      /QUEUE_SCHEMA is switchyard, the apps' queue schema is switchyard_queues/,
+    );
+  });
+
+  it('a postgresql trigger on a Redis deployment', () => {
+    const b = brokenBase();
+    const search = find<IScaledObject>(b, 'ScaledObject', 'tool-worker-search');
+    search.spec.triggers.push({
+      type: 'postgresql',
+      name: 'backlog-pg',
+      metadata: {
+        query:
+          "SELECT count(*) FROM switchyard_queues.job WHERE queue = 'tools.{search}' AND state IN ('waiting','delayed')",
+      },
+    });
+    expect(checkWorkers(b, mustContext(b), options).join('\n')).toMatch(
+      /postgresql trigger backlog-pg on a Redis deployment/,
+    );
   });
 
   it('a reference to a Secret that is neither rendered nor declared external', () => {

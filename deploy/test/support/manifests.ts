@@ -5,10 +5,18 @@
  */
 import type { IScaledObject } from '@kubernetes-models/keda/keda.sh/v1alpha1/ScaledObject';
 import type { ITriggerAuthentication } from '@kubernetes-models/keda/keda.sh/v1alpha1/TriggerAuthentication';
-import { parseConfig, type SwitchyardConfig, toolQueueName } from '@switchyard/contracts';
+import {
+  type BackendChoice,
+  chooseBackend,
+  parseConfig,
+  queueSchemaName,
+  type SwitchyardConfig,
+  toolQueueName,
+} from '@switchyard/contracts';
 import type { IDeployment } from 'kubernetes-models/apps/v1/Deployment';
 import type { IStatefulSet } from 'kubernetes-models/apps/v1/StatefulSet';
 import type { IHorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2/HorizontalPodAutoscaler';
+import type { IJob } from 'kubernetes-models/batch/v1/Job';
 import type { IPodDisruptionBudget } from 'kubernetes-models/policy/v1/PodDisruptionBudget';
 import type { IConfigMap } from 'kubernetes-models/v1/ConfigMap';
 import type { IContainer } from 'kubernetes-models/v1/Container';
@@ -33,6 +41,12 @@ export const COMPONENT = 'app.kubernetes.io/component';
 /** Groups of servers whose concurrency is all 1 gain nothing from more workers than this (failover). */
 export const SERIALIZED_MAX_REPLICAS = 3;
 const QUEUE_STATES_FOR_BACKLOG = ['waiting', 'prioritized', 'delayed'] as const;
+/** The same backlog in BullMQ's PostgreSQL `job` table, where a prioritized job is `waiting` with a priority. */
+const JOB_STATES_FOR_BACKLOG = ['waiting', 'delayed'] as const;
+/** Every value of BullMQ's `job_state` enum: any other name in the query makes PostgreSQL refuse it. */
+const JOB_STATES = ['waiting', 'active', 'completed', 'failed', 'delayed', 'waiting-children'] as const;
+/** Environment variables that name a Redis: none may be left on a PostgreSQL-only build. */
+const REDIS_VARIABLES = ['REDIS_URL', 'REDIS_CLUSTER_NODES', 'REDIS_SENTINELS', 'REDIS_ADDRESS'] as const;
 const DEFAULT_WORKER_HTTP_PORT = 9464;
 const DEFAULT_ORCHESTRATOR_PORT = 3000;
 
@@ -68,6 +82,18 @@ const KNOWN_TRIGGER_METADATA: Record<string, readonly string[]> = {
     'unsafeSsl',
     'authModes',
   ],
+  postgresql: [
+    'host',
+    'port',
+    'userName',
+    'dbName',
+    'sslmode',
+    'passwordFromEnv',
+    'connectionFromEnv',
+    'query',
+    'targetQueryValue',
+    'activationTargetQueryValue',
+  ],
 };
 
 // ---- lookups ------------------------------------------------------------------------------------
@@ -88,6 +114,9 @@ export const scaledObjects = (build: Build) =>
   ofKind<IScaledObject>(build, 'keda.sh/v1alpha1', 'ScaledObject');
 export const triggerAuthentications = (build: Build) =>
   ofKind<ITriggerAuthentication>(build, 'keda.sh/v1alpha1', 'TriggerAuthentication');
+export const jobs = (build: Build) => ofKind<IJob>(build, 'batch/v1', 'Job');
+
+type Workload = IDeployment | IStatefulSet | IJob;
 
 const nameOf = (object: { metadata?: { name?: string } }) => object.metadata?.name ?? '?';
 
@@ -99,15 +128,15 @@ export function workers(build: Build): IDeployment[] {
   return deployments(build).filter((d) => podLabels(d)[COMPONENT] === 'tool-worker');
 }
 
-function podLabels(workload: IDeployment | IStatefulSet): Record<string, string> {
+function podLabels(workload: Workload): Record<string, string> {
   return workload.spec?.template.metadata?.labels ?? {};
 }
 
-function podSpec(workload: IDeployment | IStatefulSet): IPodSpec | undefined {
+function podSpec(workload: Workload): IPodSpec | undefined {
   return workload.spec?.template.spec;
 }
 
-function allContainers(workload: IDeployment | IStatefulSet): IContainer[] {
+function allContainers(workload: Workload): IContainer[] {
   const spec = podSpec(workload);
   return [...(spec?.initContainers ?? []), ...(spec?.containers ?? [])];
 }
@@ -356,6 +385,57 @@ export function hardTimeoutMs(config: SwitchyardConfig, server: string): number 
   return settings.maxTimeoutMs ?? settings.timeoutMs * 4;
 }
 
+// ---- backend ------------------------------------------------------------------------------------
+
+/** The backend an app container picks at start-up (store/backend-choice.ts), from its resolved env. */
+export function backendOf(env: ResolvedEnv, config: SwitchyardConfig): BackendChoice {
+  // A variable from an external Secret is set at run time: the rule only asks whether it is set.
+  const runtime: NodeJS.ProcessEnv = Object.fromEntries(env.values);
+  for (const name of env.unknown) runtime[name] = PLACEHOLDER_VALUE;
+  return chooseBackend(runtime, config.backend);
+}
+
+/**
+ * Every app picks the same backend (an orchestrator on PostgreSQL and workers on Redis would never meet),
+ * and on postgres every one of them, workers included, reads DATABASE_URL, the same one.
+ */
+export function checkBackends(build: Build, context: AppContext, options: BuildOptions): string[] {
+  const problems: string[] = [];
+  const picked: { app: string; choice: BackendChoice }[] = [];
+  const databases = new Map<string, string>();
+  for (const app of [...orchestrators(build), ...workers(build)]) {
+    const container = appContainer(app);
+    if (!container) continue;
+    const env = resolveEnv(build, container, options);
+    let choice: BackendChoice;
+    try {
+      choice = backendOf(env, context.config);
+    } catch (error) {
+      problems.push(`Deployment ${nameOf(app)}: ${(error as Error).message}`);
+      continue;
+    }
+    picked.push({ app: nameOf(app), choice });
+    if (choice.backend !== 'postgres') continue;
+    const url = env.values.get('DATABASE_URL');
+    if (url !== undefined) databases.set(nameOf(app), url);
+    else if (!env.unknown.has('DATABASE_URL')) {
+      problems.push(
+        `Deployment ${nameOf(app)}: backend postgres without DATABASE_URL (its queues would be looked for on 127.0.0.1)`,
+      );
+    }
+  }
+  if (new Set(picked.map(({ choice }) => choice.backend)).size > 1) {
+    const list = picked.map(({ app, choice }) => `${app}: ${choice.backend} (${choice.reason})`);
+    problems.push(`the apps pick different backends: ${list.join('; ')}`);
+  }
+  if (new Set(databases.values()).size > 1) {
+    problems.push(
+      `the apps on postgres read different DATABASE_URLs (${[...databases.keys()].join(', ')}): they would not share queues`,
+    );
+  }
+  return problems;
+}
+
 // ---- references ---------------------------------------------------------------------------------
 
 /** Every name a workload, KEDA object or policy refers to exists in the build (or is declared external). */
@@ -372,7 +452,7 @@ export function checkReferences(build: Build, options: BuildOptions): string[] {
     if (has('Secret', name))
       problems.push(`Secret ${name} is managed outside this build but is rendered by it`);
   }
-  for (const workload of [...deployments(build), ...statefulSets(build)]) {
+  for (const workload of [...deployments(build), ...statefulSets(build), ...jobs(build)]) {
     const where = `${workload.kind} ${nameOf(workload)}`;
     for (const volume of podSpec(workload)?.volumes ?? []) {
       if (volume.configMap && !has('ConfigMap', volume.configMap.name ?? '') && !volume.configMap.optional) {
@@ -472,9 +552,10 @@ export function checkReferences(build: Build, options: BuildOptions): string[] {
 /** Selectors match templates; every container has requests and a memory limit and a pinned image. */
 export function checkWorkloads(build: Build): string[] {
   const problems: string[] = [];
-  for (const workload of [...deployments(build), ...statefulSets(build)]) {
+  for (const workload of [...deployments(build), ...statefulSets(build), ...jobs(build)]) {
     const where = `${workload.kind} ${nameOf(workload)}`;
-    if (!matches(workload.spec?.selector.matchLabels, podLabels(workload))) {
+    // A Job's selector is generated by the API server.
+    if (workload.kind !== 'Job' && !matches(workload.spec?.selector?.matchLabels, podLabels(workload))) {
       problems.push(`${where}: selector does not match the pod template labels`);
     }
     for (const container of allContainers(workload)) {
@@ -723,7 +804,14 @@ export function checkWorkers(build: Build, context: AppContext, options: BuildOp
       problems.push(`${where}: expected one ScaledObject targeting it, found ${scaled.length}`);
       continue;
     }
-    problems.push(...checkScaledObject(build, scaled[0] as IScaledObject, servers, context, env));
+    let backend: BackendChoice['backend'];
+    try {
+      backend = backendOf(env, context.config).backend;
+    } catch (error) {
+      problems.push(`${where}: ${(error as Error).message}`);
+      continue;
+    }
+    problems.push(...checkScaledObject(build, scaled[0] as IScaledObject, servers, context, env, backend));
   }
   return problems;
 }
@@ -739,6 +827,7 @@ function checkScaledObject(
   servers: string[],
   context: AppContext,
   env: ResolvedEnv,
+  backend: BackendChoice['backend'],
 ): string[] {
   const where = `ScaledObject ${nameOf(scaled)}`;
   const problems: string[] = [];
@@ -771,7 +860,43 @@ function checkScaledObject(
     }
   }
 
-  const redis = spec.triggers.filter((t) => t.type === 'redis');
+  const ofType = (type: string) => spec.triggers.filter((t) => t.type === type);
+  const prometheus = ofType('prometheus');
+  if (backend === 'redis') {
+    for (const trigger of ofType('postgresql')) {
+      problems.push(
+        `${where}: postgresql trigger ${trigger.name ?? ''} on a Redis deployment (there is no job table to count)`,
+      );
+    }
+    problems.push(...checkRedisTriggers(build, where, ofType('redis'), servers, context, env));
+    if (prometheus.length !== 1)
+      problems.push(`${where}: ${prometheus.length} prometheus triggers; expected 1`);
+  } else {
+    for (const trigger of ofType('redis')) {
+      problems.push(
+        `${where}: redis trigger on ${trigger.metadata.listName} on a PostgreSQL deployment (no Redis holds its queues)`,
+      );
+    }
+    problems.push(...checkPostgresqlTriggers(build, where, ofType('postgresql'), servers, context, env));
+    // The Prometheus trigger is optional on PostgreSQL: the postgresql triggers need no scraper.
+    if (prometheus.length > 1)
+      problems.push(`${where}: ${prometheus.length} prometheus triggers; expected at most 1`);
+  }
+  problems.push(...checkPrometheusTriggers(where, prometheus, servers));
+  return problems;
+}
+
+type Trigger = IScaledObject['spec']['triggers'][number];
+
+function checkRedisTriggers(
+  build: Build,
+  where: string,
+  redis: Trigger[],
+  servers: string[],
+  context: AppContext,
+  env: ResolvedEnv,
+): string[] {
+  const problems: string[] = [];
   const expected = new Map(servers.map((s) => [`${context.prefix}:${toolQueueName(s)}:wait`, s]));
   for (const [list, server] of expected) {
     const count = redis.filter((t) => t.metadata.listName === list).length;
@@ -799,9 +924,134 @@ function checkScaledObject(
     }
   }
 
-  const prometheus = spec.triggers.filter((t) => t.type === 'prometheus');
-  if (prometheus.length !== 1)
-    problems.push(`${where}: ${prometheus.length} prometheus triggers; expected 1`);
+  return problems;
+}
+
+/**
+ * One postgresql trigger per served server, counting that server's backlog in the queue schema's `job`
+ * table, as a role that is not the apps' own (KEDA gets read access to the queue table, nothing more).
+ */
+function checkPostgresqlTriggers(
+  build: Build,
+  where: string,
+  triggers: Trigger[],
+  servers: string[],
+  context: AppContext,
+  env: ResolvedEnv,
+): string[] {
+  const problems: string[] = [];
+  const schema = queueSchemaName(context.prefix);
+  const queues = new Map(servers.map((s) => [toolQueueName(s), s]));
+  const counted = new Map<string, number>();
+  const databaseUrl = env.values.get('DATABASE_URL');
+  const database = databaseUrl ? new URL(databaseUrl) : undefined;
+  for (const trigger of triggers) {
+    const metadata = trigger.metadata;
+    const label = `postgresql trigger ${trigger.name ?? metadata.query}`;
+    const query = parseBacklogQuery(metadata.query ?? '');
+    if (!query) {
+      problems.push(
+        `${where}: ${label}: query is not SELECT count(*) FROM <schema>.job WHERE queue = '<queue>' AND state IN (…): ${metadata.query}`,
+      );
+      continue;
+    }
+    if (query.schema !== schema) {
+      problems.push(
+        `${where}: ${label} reads schema ${query.schema}; SWITCHYARD_PREFIX ${context.prefix} keeps its queues in ${schema}`,
+      );
+    }
+    if (queues.has(query.queue)) counted.set(query.queue, (counted.get(query.queue) ?? 0) + 1);
+    else problems.push(`${where}: ${label} counts ${query.queue}, which is not the queue of a served server`);
+    const missing = JOB_STATES_FOR_BACKLOG.filter((s) => !query.states.includes(s));
+    if (missing.length > 0) problems.push(`${where}: ${label} misses states ${missing.join(', ')}`);
+    const unknown = query.states.filter((s) => !(JOB_STATES as readonly string[]).includes(s));
+    if (unknown.length > 0)
+      problems.push(
+        `${where}: ${label}: ${unknown.join(', ')} is not a job_state (PostgreSQL refuses the query)`,
+      );
+    if (query.states.includes('active')) problems.push(`${where}: ${label} counts active jobs as backlog`);
+    if (!/^\d+(\.\d+)?$/.test(metadata.targetQueryValue ?? '') || Number(metadata.targetQueryValue) <= 0) {
+      problems.push(
+        `${where}: ${label}: targetQueryValue ${metadata.targetQueryValue} is not a positive number`,
+      );
+    }
+    problems.push(...checkPostgresqlConnection(build, where, label, trigger, env));
+    if (database && metadata.dbName !== undefined) {
+      if (metadata.dbName !== database.pathname.slice(1))
+        problems.push(
+          `${where}: ${label} reads database ${metadata.dbName}, DATABASE_URL uses ${database.pathname.slice(1)}`,
+        );
+      if (metadata.userName === decodeURIComponent(database.username))
+        problems.push(
+          `${where}: ${label} logs in as the apps' role ${metadata.userName}; give KEDA a read-only role`,
+        );
+    }
+  }
+  for (const [queue, server] of queues) {
+    const count = counted.get(queue) ?? 0;
+    if (count !== 1)
+      problems.push(`${where}: ${count} postgresql triggers on ${queue} (server ${server}); expected 1`);
+  }
+  return problems;
+}
+
+interface BacklogQuery {
+  schema: string;
+  queue: string;
+  states: string[];
+}
+
+/** The queue-depth query of a postgresql trigger, taken apart; undefined when it has another shape. */
+function parseBacklogQuery(query: string): BacklogQuery | undefined {
+  const match =
+    /^\s*SELECT\s+count\(\*\)\s+FROM\s+([a-z_][a-z0-9_]*)\.job\s+WHERE\s+queue\s*=\s*'([^']+)'\s+AND\s+state\s+IN\s*\(([^)]*)\)\s*;?\s*$/i.exec(
+      query,
+    );
+  if (!match) return undefined;
+  const [, schema = '', queue = '', list = ''] = match;
+  const states = list.split(',').map((item) => item.trim().replace(/^'(.*)'$/, '$1'));
+  return { schema, queue, states };
+}
+
+/** The trigger's connection and password come from metadata, the worker's env or a TriggerAuthentication. */
+function checkPostgresqlConnection(
+  build: Build,
+  where: string,
+  label: string,
+  trigger: Trigger,
+  env: ResolvedEnv,
+): string[] {
+  const metadata = trigger.metadata;
+  const fromEnv = (key: 'connectionFromEnv' | 'passwordFromEnv') => {
+    const variable = metadata[key];
+    if (variable === undefined) return undefined;
+    return env.values.has(variable) || env.unknown.has(variable)
+      ? []
+      : [`${where}: ${label}: ${key} ${variable}, which the worker container does not set`];
+  };
+  const connection = fromEnv('connectionFromEnv');
+  if (connection) return connection;
+  const ref = trigger.authenticationRef;
+  const auth = ref && triggerAuthentications(build).find((a) => nameOf(a) === ref.name);
+  const parameters = (auth?.spec.secretTargetRef ?? []).map((r) => r.parameter);
+  if (parameters.includes('connection')) return [];
+  const problems: string[] = [];
+  for (const key of ['host', 'userName', 'dbName'] as const) {
+    if (!metadata[key] && !parameters.includes(key))
+      problems.push(`${where}: ${label} has no ${key} (metadata or TriggerAuthentication)`);
+  }
+  const password = fromEnv('passwordFromEnv');
+  if (password) problems.push(...password);
+  else if (!parameters.includes('password')) {
+    problems.push(
+      `${where}: ${label} has no password (passwordFromEnv or a TriggerAuthentication parameter)`,
+    );
+  }
+  return problems;
+}
+
+function checkPrometheusTriggers(where: string, prometheus: Trigger[], servers: string[]): string[] {
+  const problems: string[] = [];
   for (const trigger of prometheus) {
     const query = trigger.metadata.query ?? '';
     if (!query.includes('switchyard_queue_jobs'))
@@ -834,12 +1084,7 @@ function checkScaledObject(
   return problems;
 }
 
-function checkRedisAddress(
-  build: Build,
-  where: string,
-  trigger: IScaledObject['spec']['triggers'][number],
-  env: ResolvedEnv,
-): string[] {
+function checkRedisAddress(build: Build, where: string, trigger: Trigger, env: ResolvedEnv): string[] {
   const metadata = trigger.metadata;
   if (metadata.address || metadata.host) return [];
   for (const key of ['addressFromEnv', 'hostFromEnv'] as const) {
@@ -861,9 +1106,9 @@ function checkRedisAddress(
 // ---- endpoints inside the cluster ---------------------------------------------------------------
 
 /**
- * Hosts of REDIS_URL, REDIS_ADDRESS, DATABASE_URL, OTEL_EXPORTER_OTLP_ENDPOINT and KEDA's Prometheus
- * that name a Service of this namespace (a bare name, or `<name>.<namespace>.svc…`) must exist with
- * that port. Remote hosts (other namespaces, other domains) are the operator's to provide.
+ * Hosts of REDIS_URL, REDIS_ADDRESS, DATABASE_URL, OTEL_EXPORTER_OTLP_ENDPOINT, KEDA's Prometheus and
+ * KEDA's PostgreSQL that name a Service of this namespace (a bare name, or `<name>.<namespace>.svc…`)
+ * must exist with that port. Remote hosts (other namespaces, other domains) are the operator's to provide.
  */
 export function checkInClusterEndpoints(build: Build, options: BuildOptions): string[] {
   const problems: string[] = [];
@@ -889,6 +1134,13 @@ export function checkInClusterEndpoints(build: Build, options: BuildOptions): st
         endpoints.push({
           where: `ScaledObject ${nameOf(scaled)} serverAddress`,
           value: trigger.metadata.serverAddress,
+        });
+      }
+      if (trigger.type === 'postgresql' && trigger.metadata.host) {
+        const port = trigger.metadata.port ? `:${trigger.metadata.port}` : '';
+        endpoints.push({
+          where: `ScaledObject ${nameOf(scaled)} postgresql host`,
+          value: `postgres://${trigger.metadata.host}${port}`,
         });
       }
     }
@@ -929,21 +1181,9 @@ function statefulSet(build: Build, name: string): IStatefulSet | undefined {
   return statefulSets(build).find((s) => nameOf(s) === name);
 }
 
-/** Redis with AOF on a PVC, PostgreSQL on a PVC, Jaeger receiving OTLP; credentials agree. */
-export function checkSelfContained(build: Build, options: BuildOptions): string[] {
+/** PostgreSQL on a PVC, with the credentials the apps' DATABASE_URL uses. */
+function checkPostgresStatefulSet(build: Build, options: BuildOptions): string[] {
   const problems: string[] = [];
-  const redis = statefulSet(build, 'redis');
-  if (!redis) problems.push('no redis StatefulSet');
-  else {
-    const container = podSpec(redis)?.containers.find((c) => c.name === 'redis');
-    const args = [...(container?.command ?? []), ...(container?.args ?? [])].join(' ');
-    if (!/--appendonly\s+yes/.test(args)) problems.push('redis does not run with --appendonly yes');
-    const claims = (redis.spec?.volumeClaimTemplates ?? []).map((t) => t.metadata?.name);
-    const dataDir = /--dir\s+(\S+)/.exec(args)?.[1] ?? '/data';
-    const mount = container?.volumeMounts?.find((m) => m.mountPath === dataDir);
-    if (!mount || !claims.includes(mount.name))
-      problems.push(`redis ${dataDir} is not on a PersistentVolumeClaim`);
-  }
   const postgres = statefulSet(build, 'postgres');
   if (!postgres) problems.push('no postgres StatefulSet');
   else {
@@ -977,6 +1217,25 @@ export function checkSelfContained(build: Build, options: BuildOptions): string[
       }
     }
   }
+  return problems;
+}
+
+/** Redis with AOF on a PVC, PostgreSQL on a PVC, Jaeger receiving OTLP; credentials agree. */
+export function checkSelfContained(build: Build, options: BuildOptions): string[] {
+  const problems: string[] = [];
+  const redis = statefulSet(build, 'redis');
+  if (!redis) problems.push('no redis StatefulSet');
+  else {
+    const container = podSpec(redis)?.containers.find((c) => c.name === 'redis');
+    const args = [...(container?.command ?? []), ...(container?.args ?? [])].join(' ');
+    if (!/--appendonly\s+yes/.test(args)) problems.push('redis does not run with --appendonly yes');
+    const claims = (redis.spec?.volumeClaimTemplates ?? []).map((t) => t.metadata?.name);
+    const dataDir = /--dir\s+(\S+)/.exec(args)?.[1] ?? '/data';
+    const mount = container?.volumeMounts?.find((m) => m.mountPath === dataDir);
+    if (!mount || !claims.includes(mount.name))
+      problems.push(`redis ${dataDir} is not on a PersistentVolumeClaim`);
+  }
+  problems.push(...checkPostgresStatefulSet(build, options));
   const jaeger = deployments(build).find((d) => nameOf(d) === 'jaeger');
   const otlp =
     jaeger && podSpec(jaeger)?.containers[0]?.env?.find((e) => e.name === 'COLLECTOR_OTLP_ENABLED');
@@ -984,6 +1243,98 @@ export function checkSelfContained(build: Build, options: BuildOptions): string[
   for (const name of ['redis', 'postgres', 'jaeger']) {
     if (!services(build).some((s) => nameOf(s) === name)) problems.push(`no ${name} Service`);
   }
+  return problems;
+}
+
+/**
+ * PostgreSQL alone: no Redis object, variable, Secret key or KEDA credential is left; every app runs on
+ * postgres because SWITCHYARD_BACKEND says so (not by the automatic rule, which a stray REDIS_URL would
+ * flip); PostgreSQL on a PVC; and the Job that makes KEDA's read-only role grants the role the triggers
+ * log in as, on the queue schema of the apps' prefix, with the password KEDA is given.
+ */
+export function checkPostgresOnly(build: Build, context: AppContext, options: BuildOptions): string[] {
+  const problems: string[] = [];
+  const redisish = (text: string | undefined) => /redis/i.test(text ?? '');
+  for (const object of build.objects) {
+    if (redisish(object.metadata.name))
+      problems.push(`${object.kind} ${object.metadata.name} is a Redis object`);
+  }
+  for (const workload of [...deployments(build), ...statefulSets(build), ...jobs(build)]) {
+    for (const container of allContainers(workload)) {
+      if (redisish(container.image?.split('/').pop()))
+        problems.push(`${workload.kind} ${nameOf(workload)} runs image ${container.image}`);
+      const env = resolveEnv(build, container, options);
+      for (const name of REDIS_VARIABLES) {
+        if (env.values.has(name) || env.unknown.has(name))
+          problems.push(`${workload.kind} ${nameOf(workload)}: container ${container.name} sets ${name}`);
+      }
+    }
+  }
+  for (const holder of [...secrets(build), ...configMaps(build)]) {
+    const keys =
+      holder.kind === 'Secret' ? Object.keys(decode(holder as ISecret)) : Object.keys(holder.data ?? {});
+    for (const key of keys.filter((k) => k.startsWith('REDIS_')))
+      problems.push(`${holder.kind} ${nameOf(holder)} holds ${key}`);
+  }
+  for (const scaled of scaledObjects(build)) {
+    for (const trigger of scaled.spec.triggers) {
+      if (trigger.type === 'redis' || redisish(trigger.authenticationRef?.name))
+        problems.push(`ScaledObject ${nameOf(scaled)}: trigger ${trigger.name ?? trigger.type} reads Redis`);
+    }
+  }
+  for (const app of [...orchestrators(build), ...workers(build)]) {
+    const container = appContainer(app);
+    if (!container) continue;
+    const env = resolveEnv(build, container, options);
+    if (env.values.get('SWITCHYARD_BACKEND') !== 'postgres')
+      problems.push(`Deployment ${nameOf(app)}: SWITCHYARD_BACKEND is not postgres`);
+  }
+  problems.push(...checkPostgresStatefulSet(build, options));
+  problems.push(...checkKedaRole(build, context, options));
+  return problems;
+}
+
+/** The Job that creates KEDA's role agrees with the triggers and their TriggerAuthentication. */
+function checkKedaRole(build: Build, context: AppContext, options: BuildOptions): string[] {
+  const triggers = scaledObjects(build).flatMap((s) =>
+    s.spec.triggers.filter((t) => t.type === 'postgresql'),
+  );
+  const job = jobs(build).find((j) => podLabels(j)[COMPONENT] === 'keda-role');
+  const container = job && podSpec(job)?.containers[0];
+  if (!job || !container) return ['no Job labelled keda-role to create the read-only role KEDA logs in as'];
+  const where = `Job ${nameOf(job)}`;
+  const problems: string[] = [];
+  const env = resolveEnv(build, container, options);
+  problems.push(...env.problems.map((p) => `${where}: ${p}`));
+  const schema = queueSchemaName(context.prefix);
+  if (env.values.get('QUEUE_SCHEMA') !== schema)
+    problems.push(
+      `${where}: QUEUE_SCHEMA is ${env.values.get('QUEUE_SCHEMA')}, the apps' queue schema is ${schema}`,
+    );
+  const role = env.values.get('KEDA_POSTGRES_USER');
+  for (const trigger of triggers) {
+    if (trigger.metadata.userName !== role)
+      problems.push(
+        `${where}: makes role ${role}, trigger ${trigger.name} logs in as ${trigger.metadata.userName}`,
+      );
+    const auth = triggerAuthentications(build).find((a) => nameOf(a) === trigger.authenticationRef?.name);
+    const password = auth?.spec.secretTargetRef?.find((r) => r.parameter === 'password');
+    const given = container.env?.find((e) => e.name === 'KEDA_POSTGRES_PASSWORD')?.valueFrom?.secretKeyRef;
+    if (password && (given?.name !== password.name || given.key !== password.key)) {
+      problems.push(
+        `${where}: sets the password from ${given?.name}/${given?.key}, KEDA reads ${password.name}/${password.key}`,
+      );
+    }
+  }
+  const script = [...(container.command ?? []), ...(container.args ?? [])].join('\n');
+  for (const grant of [
+    /GRANT USAGE ON SCHEMA :"schema" TO :"role"/,
+    /GRANT SELECT ON :"schema"\.job TO :"role"/,
+  ]) {
+    if (!grant.test(script)) problems.push(`${where}: its script does not run ${grant.source}`);
+  }
+  if (/GRANT\s+(ALL|INSERT|UPDATE|DELETE)|ON ALL TABLES|pg_read_all_data/i.test(script))
+    problems.push(`${where}: grants KEDA more than SELECT on the job table`);
   return problems;
 }
 

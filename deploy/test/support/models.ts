@@ -29,10 +29,19 @@ interface ModelClass {
 }
 
 /** Model packages, tried in order; each lays its models out as `<apiVersion>/<Kind>`. */
-const MODEL_PACKAGES = ['kubernetes-models', '@kubernetes-models/keda'] as const;
+const MODEL_PACKAGES = [
+  'kubernetes-models',
+  '@kubernetes-models/keda',
+  // PrometheusRule, ServiceMonitor, PodMonitor: generated from the operator's CRDs by the same project.
+  '@kubernetes-models/prometheus-operator',
+] as const;
 
+/** Where a package is installed: found along require's search paths, as ESM-only ones have no require entry. */
 function packageDir(name: string, from: string = import.meta.url): string {
-  return dirname(createRequire(from).resolve(name));
+  const paths = createRequire(from).resolve.paths(name) ?? [];
+  const found = paths.map((dir) => join(dir, name)).find((dir) => existsSync(join(dir, 'package.json')));
+  if (!found) throw new Error(`package ${name} is not installed (npm install at the repository root)`);
+  return found;
 }
 
 function isModelClass(value: unknown): value is ModelClass {
@@ -155,7 +164,8 @@ function importsOf(text: string, file: string): Map<string, string> {
 function resolveDeclarations(specifier: string, from: string): string | undefined {
   let path: string;
   if (specifier.startsWith('.')) {
-    path = resolve(dirname(from), `${specifier}.d.ts`);
+    // Newer model packages import `./Spec.js` (ESM), older ones `./Spec`: either is `Spec.d.ts`.
+    path = resolve(dirname(from), `${specifier.replace(/\.js$/, '')}.d.ts`);
   } else {
     const parts = specifier.split('/');
     const pkg = specifier.startsWith('@') ? parts.slice(0, 2).join('/') : (parts[0] ?? '');
