@@ -1,5 +1,6 @@
 /**
- * `npm run demo`: the main job on local defaults. Finds (or starts) Redis and PostgreSQL, starts the
+ * `npm run demo`: the main job on local defaults. Picks the backend (scripts/demo/local-stores.ts: Redis when
+ * one answers, else PostgreSQL alone, embedded when none answers) and finds or starts its stores, starts the
  * compiled orchestrator and two compiled tool workers (`npm run demo` builds first) on the example MCP
  * servers of switchyard.yaml, submits a batch job and an agent job over HTTP, prints every tool call's
  * server, outcome, attempts and timings, and stops everything it started (also on failure and Ctrl-C).
@@ -7,9 +8,10 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { resolve } from 'node:path';
 import { createSwitchyardClient, type JobRequest } from '@switchyard/client';
-import { configPathFromEnv, loadConfig } from '@switchyard/contracts';
+import { configPathFromEnv, loadConfig, queueSchemaName } from '@switchyard/contracts';
+import { Redis } from 'ioredis';
 import pg from 'pg';
-import { describeService, ensurePostgres, ensureRedis } from './demo/local-services.ts';
+import { ensureLocalStores, type LocalStores } from './demo/local-stores.ts';
 import { printToolCalls } from './demo/print-outcomes.ts';
 import { Teardown } from './demo/teardown.ts';
 import { type StartedProcess, startNodeProcess } from './demo/worker-processes.ts';
@@ -81,19 +83,19 @@ async function main(): Promise<void> {
   const prefix = `switchyard-demo-${randomUUID().slice(0, 8)}`;
   const schema = `switchyard_demo_${randomUUID().replaceAll('-', '').slice(0, 8)}`;
   try {
-    const redis = await ensureRedis();
-    teardown.add('Redis', redis.stop);
-    console.log(describeService('Redis', redis));
-    const postgres = await ensurePostgres(LOG_DIR);
-    teardown.add('PostgreSQL', postgres.stop);
-    console.log(`${describeService('PostgreSQL', postgres)}, schema ${schema}`);
-    teardown.add('the demo schema', () => dropSchema(postgres.url, schema));
+    const stores = await ensureLocalStores(LOG_DIR, (what, stop) => teardown.add(what, stop));
+    for (const line of stores.lines) console.log(line);
+    console.log(
+      `${'Schemas:'.padEnd(12)}${schema} (jobs)${stores.backend === 'postgres' ? `, ${queueSchemaName(prefix)} (queues)` : ''}`,
+    );
+    const postgres = stores.postgres;
+    teardown.add('the demo schemas', () => dropDemoState(stores, schema, prefix));
     teardown.add('the orchestrator and workers', async () => {
       await Promise.all(processes.map((started) => started.stop()));
     });
 
     const common = {
-      REDIS_URL: redis.url,
+      ...stores.env,
       SWITCHYARD_CONFIG: configPath,
       SWITCHYARD_PREFIX: prefix,
       SWITCHYARD_DEMO_KEY: demoKey,
@@ -159,10 +161,34 @@ async function main(): Promise<void> {
   }
 }
 
-async function dropSchema(databaseUrl: string, schema: string): Promise<void> {
-  const client = new pg.Client({ connectionString: databaseUrl });
+/** The demo's throwaway state: its job schema, and its queues (the queue schema, or its Redis keys). */
+async function dropDemoState(stores: LocalStores, schema: string, prefix: string): Promise<void> {
+  const client = new pg.Client({ connectionString: stores.postgres.url });
   await client.connect();
-  await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`).finally(() => client.end());
+  try {
+    await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+    if (stores.backend === 'postgres')
+      await client.query(`DROP SCHEMA IF EXISTS ${queueSchemaName(prefix)} CASCADE`);
+  } finally {
+    await client.end();
+  }
+  if (stores.redis) await dropRedisPrefix(stores.redis.url, prefix);
+}
+
+/** Deletes the demo prefix's keys, so a user's Redis keeps nothing of a finished demo. */
+async function dropRedisPrefix(url: string, prefix: string): Promise<void> {
+  const redis = new Redis(url, { maxRetriesPerRequest: 1 });
+  redis.on('error', () => undefined);
+  try {
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
+      cursor = next;
+      if (keys.length > 0) await redis.unlink(...keys);
+    } while (cursor !== '0');
+  } finally {
+    redis.disconnect();
+  }
 }
 
 main().then(

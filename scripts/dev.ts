@@ -1,6 +1,7 @@
 /**
- * `npm run dev`: a whole local deployment until Ctrl-C, like `langgraph dev`. Finds or starts Redis and
- * PostgreSQL as the demo does (scripts/demo/local-services.ts: the embedded PostgreSQL when none answers),
+ * `npm run dev`: a whole local deployment until Ctrl-C, like `langgraph dev`. Picks the backend and finds or
+ * starts its stores as the demo does (scripts/demo/local-stores.ts: PostgreSQL alone, embedded when none
+ * answers, unless a Redis answers),
  * starts the compiled orchestrator (`npm run dev` builds first) and one compiled tool worker on the example
  * MCP servers of switchyard.yaml, prints the API, console and /mcp URLs, the API key and the stores, and
  * keeps them up. SIGINT / SIGTERM stop every process it started, PostgreSQL last, then it exits 0; a
@@ -9,7 +10,7 @@
 import { randomBytes } from 'node:crypto';
 import { relative, resolve } from 'node:path';
 import { configPathFromEnv, loadConfig } from '@switchyard/contracts';
-import { describeService, ensurePostgres, ensureRedis } from './demo/local-services.ts';
+import { ensureLocalStores } from './demo/local-stores.ts';
 import { Teardown } from './demo/teardown.ts';
 import { type StartedProcess, startNodeProcess } from './demo/worker-processes.ts';
 import { readyBanner } from './dev/banner.ts';
@@ -33,11 +34,8 @@ async function main(): Promise<void> {
   if (!team || !apiKey) throw new Error(`${configPath} defines no team with an API key to print`);
 
   console.log(`Node.js:    ${process.version} (${process.execPath})`);
-  const redis = await ensureRedis();
-  teardown.add('Redis', redis.stop);
-  const postgres = await ensurePostgres(STATE_DIR);
-  teardown.add('PostgreSQL', postgres.stop);
-  const stores = [describeService('Redis', redis), describeService('PostgreSQL', postgres)];
+  const local = await ensureLocalStores(STATE_DIR, (what, stop) => teardown.add(what, stop));
+  const stores = local.lines;
   for (const line of stores) console.log(line);
 
   const processes: StartedProcess[] = [];
@@ -45,7 +43,7 @@ async function main(): Promise<void> {
     await Promise.all(processes.map((started) => started.stop()));
   });
   const common = {
-    REDIS_URL: redis.url,
+    ...local.env,
     SWITCHYARD_CONFIG: configPath,
     // Fixed defaults, unlike the demo's throwaway ones: jobs of the last session are still there.
     SWITCHYARD_PREFIX: process.env.SWITCHYARD_PREFIX ?? 'switchyard-dev',
@@ -63,7 +61,6 @@ async function main(): Promise<void> {
     'apps/orchestrator/dist/main.js',
     {
       ...common,
-      DATABASE_URL: postgres.url,
       DATABASE_SCHEMA: process.env.DATABASE_SCHEMA ?? 'switchyard_dev',
       PORT: process.env.PORT ?? '3000',
       HOST: process.env.HOST ?? '127.0.0.1',

@@ -11,7 +11,7 @@ import { systemTestSettings } from './vitest.config.ts';
 export default defineConfig({
   ...sourceResolution,
   test: {
-    globalSetup: ['support/redis-cluster.setup.ts'],
+    globalSetup: ['support/suite-database.setup.ts', 'support/redis-cluster.setup.ts'],
     include: ['cluster/**/*.test.ts', 'fleet/**/*.test.ts', 'e2e/**/*.test.ts'],
     exclude: [
       'node_modules/**',

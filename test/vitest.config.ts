@@ -14,6 +14,8 @@ export const systemTestSettings = {
 export default defineConfig({
   ...sourceResolution,
   test: {
+    // DATABASE_URL, else the machine's PostgreSQL, else an embedded one for the run.
+    globalSetup: ['support/suite-database.setup.ts'],
     include: ['**/*.test.ts'],
     // cluster/: only the cluster run (vitest.cluster.config.ts) has a cluster to run them on.
     exclude: ['node_modules/**', 'bench/**', 'cluster/**'],

@@ -39,7 +39,7 @@ export function describeService(name: string, service: LocalService): string {
 
 const nothingToStop = async () => undefined;
 
-async function redisAnswers(url: string): Promise<boolean> {
+export async function redisAnswers(url: string): Promise<boolean> {
   const probe = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
   probe.on('error', () => undefined);
   try {
@@ -76,7 +76,7 @@ export async function ensureRedis(): Promise<LocalService> {
   if (await redisAnswers(local)) return { url: local, source: 'default', stop: nothingToStop };
   if (!onPath('redis-server')) {
     throw new Error(
-      'No Redis: set REDIS_URL, start one on 127.0.0.1:6379, or install redis-server (Debian: apt-get install redis-server) so a throwaway one can be started. Switchyard still needs Redis for its queues; a PostgreSQL-only backend is planned (docs/postgres-backend.md, issue 21), not there yet.',
+      'No Redis: set REDIS_URL, start one on 127.0.0.1:6379, or install redis-server (Debian: apt-get install redis-server) so a throwaway one can be started. Or run on PostgreSQL alone: SWITCHYARD_BACKEND=postgres (docs/configuration.md, "Backend").',
     );
   }
   const port = await freePort();

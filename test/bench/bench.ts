@@ -5,9 +5,11 @@
  */
 import { EventEmitter } from 'node:events';
 import { loadavg } from 'node:os';
+import { ONLY, WITH_POSTGRES } from './backends.ts';
 import { closeEverything, progress } from './harness.ts';
 import { machineInfo } from './machine.ts';
-import { type BenchSettings, RESULTS_JSON, RESULTS_MD, writeReport } from './report.ts';
+import { type BenchSettings, RESULTS_JSON, RESULTS_MD, table, writeReport } from './report.ts';
+import { renderPostgres } from './report-postgres.ts';
 import { cluster } from './scenarios/cluster.ts';
 import { fencing } from './scenarios/fencing.ts';
 import { lanes } from './scenarios/lanes.ts';
@@ -15,6 +17,7 @@ import { latency } from './scenarios/latency.ts';
 import { MCP_GATEWAY_SETTINGS, mcpGateway } from './scenarios/mcp-gateway.ts';
 import { orchestrator } from './scenarios/orchestrator.ts';
 import { parallel } from './scenarios/parallel.ts';
+import { postgresCost } from './scenarios/postgres-cost.ts';
 import { redisCost } from './scenarios/redis-cost.ts';
 import { replicaWait } from './scenarios/replica-wait.ts';
 import { revisions } from './scenarios/revisions.ts';
@@ -29,6 +32,7 @@ const SETTINGS: BenchSettings = {
   replicaWait: { warmup: 20, rounds: 10, perRound: 20 },
   revisions: { warmup: 20, rounds: 10, perRound: 20 },
   redisCost: { warmup: 30, calls: 300, idleMs: 3_000 },
+  postgresCost: { warmup: 30, calls: 300, idleMs: 10_000 },
   serialized: { warmup: 50, sizes: [100, 1000], repetitions: 3 },
   cluster: { warmup: 30, rounds: 10, perRound: 40, burst: 500 },
   parallel: { serverCounts: [1, 4, 10], callsPerServer: 100, toolMs: 20, repetitions: 2 },
@@ -59,7 +63,7 @@ const SETTINGS: BenchSettings = {
 };
 
 /** A run that takes this long is stuck: stop everything and fail. */
-const GIVE_UP_AFTER_MS = 12 * 60_000;
+const GIVE_UP_AFTER_MS = 25 * 60_000;
 
 // A worker serving ten servers waits for each of them with its own exit listener (test/support/fleet.ts).
 EventEmitter.defaultMaxListeners = 64;
@@ -71,11 +75,13 @@ async function main(): Promise<void> {
     `machine: ${machine.nproc} CPUs, Node ${machine.node}, Redis ${machine.redis}, PostgreSQL ${machine.postgres}, load ${machine.loadStart.toFixed(1)}`,
   );
   const date = new Date().toISOString();
+  if (ONLY) return partialRun(ONLY);
   const latencyResult = await latency(SETTINGS.latency);
   const fencingResult = await fencing(SETTINGS.fencing);
   const replicaWaitResult = await replicaWait(SETTINGS.replicaWait);
   const revisionsResult = await revisions(SETTINGS.revisions);
   const redisCostResult = await redisCost(SETTINGS.redisCost);
+  const postgresCostResult = WITH_POSTGRES ? await postgresCost(SETTINGS.postgresCost) : undefined;
   const serializedResult = await serialized(SETTINGS.serialized);
   const clusterResult = await cluster(SETTINGS.cluster);
   const parallelResult = await parallel(SETTINGS.parallel);
@@ -94,6 +100,7 @@ async function main(): Promise<void> {
     replicaWait: replicaWaitResult,
     revisions: revisionsResult,
     redisCost: redisCostResult,
+    ...(postgresCostResult ? { postgresCost: postgresCostResult } : {}),
     serialized: serializedResult,
     cluster: clusterResult,
     parallel: parallelResult,
@@ -110,6 +117,28 @@ async function main(): Promise<void> {
     progress(
       'README.md has no <!-- bench:start --> / <!-- bench:end --> markers: the table above was not copied into it',
     );
+}
+
+/**
+ * SWITCHYARD_BENCH_ONLY: only the named scenarios with a PostgreSQL side (latency, serialized, parallel,
+ * lanes, orchestrator, postgresCost), each measuring Redis and PostgreSQL in the same rounds; prints the
+ * "PostgreSQL next to Redis" tables and leaves results.json and the README alone.
+ */
+async function partialRun(only: Set<string>): Promise<void> {
+  const scenarios = {
+    latency: () => latency(SETTINGS.latency),
+    serialized: () => serialized(SETTINGS.serialized),
+    parallel: () => parallel(SETTINGS.parallel),
+    lanes: () => lanes(SETTINGS.lanes),
+    orchestrator: () => orchestrator(SETTINGS.orchestrator),
+    postgresCost: () => postgresCost(SETTINGS.postgresCost),
+  };
+  const results: Record<string, unknown> = {};
+  for (const [name, run] of Object.entries(scenarios)) if (only.has(name)) results[name] = await run();
+  const unknown = [...only].filter((name) => !(name in scenarios));
+  if (unknown.length > 0)
+    progress(`SWITCHYARD_BENCH_ONLY: no such scenario with a PostgreSQL side: ${unknown.join(', ')}`);
+  process.stdout.write(`\n${renderPostgres(results, table)}\n\n`);
 }
 
 let stopping = false;

@@ -4,6 +4,7 @@ import { REPO_ROOT, RUN_MODE } from '../support/paths.ts';
 import type { Machine } from './machine.ts';
 import { renderCluster } from './report-cluster.ts';
 import { renderLanes } from './report-lanes.ts';
+import { renderPostgres } from './report-postgres.ts';
 import type { ClusterOptions, ClusterResult } from './scenarios/cluster.ts';
 import type { FencingOptions, FencingResult } from './scenarios/fencing.ts';
 import type { LanesOptions, LanesResult } from './scenarios/lanes.ts';
@@ -11,6 +12,7 @@ import type { LatencyOptions, LatencyResult } from './scenarios/latency.ts';
 import { type McpGatewayOptions, type McpGatewayResult, renderMcpGateway } from './scenarios/mcp-gateway.ts';
 import type { OrchestratorOptions, OrchestratorResult } from './scenarios/orchestrator.ts';
 import type { ParallelOptions, ParallelResult } from './scenarios/parallel.ts';
+import type { PostgresCostOptions, PostgresCostResult } from './scenarios/postgres-cost.ts';
 import type { CostRow, RedisCostOptions, RedisCostResult } from './scenarios/redis-cost.ts';
 import {
   type ReplicaWaitOptions,
@@ -29,6 +31,7 @@ export interface BenchSettings {
   replicaWait: ReplicaWaitOptions;
   revisions: RevisionsOptions;
   redisCost: RedisCostOptions;
+  postgresCost: PostgresCostOptions;
   serialized: SerializedOptions;
   cluster: ClusterOptions;
   parallel: ParallelOptions;
@@ -49,6 +52,8 @@ export interface BenchResults {
   replicaWait: ReplicaWaitResult;
   revisions: RevisionsResult;
   redisCost: RedisCostResult;
+  /** Absent when the PostgreSQL paths were switched off (SWITCHYARD_BENCH_POSTGRES=0). */
+  postgresCost?: PostgresCostResult;
   serialized: SerializedResult;
   cluster: ClusterResult;
   parallel: ParallelResult;
@@ -473,6 +478,9 @@ export function renderMarkdown(results: BenchResults, derived: Derived): string 
       ],
     ),
   );
+
+  const postgres = renderPostgres(results, table);
+  if (postgres) out.push(postgres);
 
   out.push(renderMcpGateway(results.mcpGateway, table));
 

@@ -3,10 +3,12 @@ import { OUTCOME_STATUSES } from '@switchyard/contracts';
 import { readLedger } from '@switchyard/example-mcp-servers/ledger';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { ApiClient, ApiResponse, Json } from '../support/api-client.ts';
+import { postgresBackendEnv, TEST_BACKEND } from '../support/backend.ts';
 import { DATABASE_URL, Deployment, type Orchestrator, TEAM_KEYS } from '../support/deployment.ts';
 import { exampleServer } from '../support/fleet.ts';
 import { ORCHESTRATOR_MAIN, tsxArgs } from '../support/paths.ts';
 import { isAlive, type TestProcess } from '../support/processes.ts';
+import { readyReport } from '../support/readiness.ts';
 import { redisEnv } from '../support/redis.ts';
 
 const FINAL_JOB = new Set(['succeeded', 'completed_with_errors', 'failed', 'cancelled']);
@@ -68,7 +70,7 @@ describe('bad input at every boundary', () => {
     }
     const ready = await alpha.request('GET', '/health/ready');
     expect(ready.status).toBe(200);
-    expect(ready.body).toMatchObject({ status: 'ok', redis: 'ok', postgres: 'ok' });
+    expect(ready.body).toEqual(readyReport());
   });
 
   /** A 4xx with a JSON reason, never a 5xx. */
@@ -589,7 +591,9 @@ describe('bad input at every boundary', () => {
       const path = deployment.path(`bad-${what.replaceAll(/\W+/g, '-')}.yaml`);
       writeFileSync(path, yaml);
       const proc = deployment.group.start(`orchestrator with ${what}`, tsxArgs(ORCHESTRATOR_MAIN), {
-        ...redisEnv(deployment.redisUrl),
+        ...(TEST_BACKEND === 'postgres'
+          ? postgresBackendEnv(deployment.databaseUrl)
+          : redisEnv(deployment.redisUrl)),
         DATABASE_URL,
         DATABASE_SCHEMA: deployment.schema,
         SWITCHYARD_CONFIG: path,

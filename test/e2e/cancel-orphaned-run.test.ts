@@ -1,4 +1,4 @@
-import { toolCallJobId, toolQueueName } from '@switchyard/contracts';
+import { bullmqBinding, toolCallJobId, toolQueueName } from '@switchyard/contracts';
 import { readLedger } from '@switchyard/example-mcp-servers/ledger';
 import { Queue } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -23,7 +23,9 @@ describe('a job cancelled while the replica running it is dead', () => {
     deployment = new Deployment('cancel-orphan', (dir) => ({
       notes: exampleServer('notes', { env: { NOTES_LEDGER: `${dir}/notes.jsonl` }, timeoutMs: 120_000 }),
     }));
-    queue = new Queue(toolQueueName('notes'), { connection: deployment.redis, prefix: deployment.prefix });
+    // On either backend: the suite's Redis connection, or the queue schema on postgres.
+    const binding = bullmqBinding(await deployment.suiteStore());
+    queue = new Queue(toolQueueName('notes'), binding.options, binding.factory as never);
     await deployment.startWorker({ id: 'w-orphan' });
     replicas = await Promise.all([
       deployment.startOrchestrator('o-first'),

@@ -103,6 +103,38 @@ describe('the switchyard CLI', () => {
     expect(result.stderr).toMatch(/batch succeeded — 2 calls \(ok 2\)/);
   });
 
+  it("prints a long call's progress while it runs: share done and the server's message, rising, before its outcome", async () => {
+    const result = await run([
+      'jobs',
+      'submit',
+      '--tool',
+      'slow__sleep',
+      '--args',
+      '{"ms":2000,"progressEveryMs":100}',
+      '--watch',
+    ]);
+    expect(result.code, result.stderr).toBe(EXIT.ok);
+    const lines = result.stdout.trim().split('\n');
+    const progress = lines
+      .map((line, index) => ({
+        index,
+        match: / … slow__sleep \[(.+)\] (\d+)% slept (\d+) of 2000 ms$/.exec(line),
+      }))
+      .filter((entry) => entry.match !== null);
+    // 20 notifications over 2 s, throttled to about one line per 500 ms.
+    expect(progress.length, result.stdout).toBeGreaterThanOrEqual(3);
+    expect(progress.length).toBeLessThanOrEqual(6);
+    const shares = progress.map((entry) => Number(entry.match?.[2]));
+    expect(shares).toEqual([...shares].sort((a, b) => a - b));
+    expect(new Set(shares).size).toBe(shares.length);
+    expect(Number(progress[0]?.match?.[3]) / 20).toBe(shares[0]);
+    const dispatched = lines.findIndex((line) => / → slow__sleep \[.+\] dispatched to slow$/.test(line));
+    const finished = lines.findIndex((line) => / ✓ slow__sleep \[.+\] ok on slow/.test(line));
+    expect(dispatched).toBeGreaterThanOrEqual(0);
+    expect(progress[0]?.index).toBeGreaterThan(dispatched);
+    expect(progress.at(-1)?.index).toBeLessThan(finished);
+  });
+
   it('exits 3 when a watched batch completes with errors, and prints the failing call', async () => {
     const result = await run([
       'jobs',
@@ -179,8 +211,23 @@ describe('the switchyard CLI', () => {
     });
 
     const human = await run(['jobs', 'get', job.id]);
-    expect(human.stdout).toMatch(new RegExp(`^${job.id} batch succeeded — 1 calls \\(ok 1\\)`));
+    expect(human.stdout).toMatch(new RegExp(`^${job.id} batch succeeded — 1 call \\(ok 1\\)`));
     expect(human.stdout).toMatch(/search__search\s+search\s+ok\s+yes\s+1\s+w-cli/);
+  });
+
+  it('counts the calls of a running job in words: one call, still pending', async () => {
+    const submitted = await orchestrator
+      .api('alpha')
+      .submit({ kind: 'batch', calls: [{ tool: 'slow__sleep', arguments: { ms: 2_000 } }] });
+    const id = submitted.body.id as string;
+    try {
+      await orchestrator.api('alpha').events(id, (event) => event.event === 'tool_call.dispatched');
+      const shown = await run(['jobs', 'get', id]);
+      expect(shown.code, shown.stderr).toBe(EXIT.ok);
+      expect(shown.stdout.split('\n')[0]).toBe(`${id} batch running — 1 call (pending 1)`);
+    } finally {
+      await run(['jobs', 'cancel', id]);
+    }
   });
 
   it('cancels a running job; a watcher of it exits 4', async () => {
@@ -208,9 +255,15 @@ describe('the switchyard CLI', () => {
       const watched = await run(['jobs', 'watch', id, '--json'], { SWITCHYARD_URL: proxy.url });
       expect(watched.code, watched.stderr).toBe(EXIT.ok);
       const all = await orchestrator.api('alpha').events(id);
-      expect(jsonLines(watched.stdout).map((event) => Number(event.id))).toEqual(
-        all.map((event) => event.id),
+      const seen = jsonLines(watched.stdout);
+      // Every stored event once, in order; a call's progress is stored only as its newest (semantics
+      // §17), so a watcher live at the time also saw progress that a later read no longer returns.
+      const lasting = (event: { event: string }) => event.event !== 'tool_call.progress';
+      expect(seen.filter(lasting).map((event) => Number(event.id))).toEqual(
+        all.filter(lasting).map((event) => event.id),
       );
+      const seenIds = seen.map((event) => Number(event.id));
+      expect(seenIds).toEqual([...new Set(seenIds)].sort((a, b) => a - b));
       // Cut three times, it reconnected three times, each time after the last event it had.
       expect(watched.stderr.match(/connection lost \(.*\); resuming after event \d+/g)).toHaveLength(3);
       const resumedAfter = proxy.lastEventIds.slice(1).map(Number);
@@ -295,6 +348,34 @@ describe('the switchyard CLI', () => {
     expect(unreachable.stderr).toMatch(
       /^error: GET \/v1\/tools: cannot reach http:\/\/127\.0\.0\.1:\d+: ECONNREFUSED/,
     );
+  });
+
+  it('says each refusal once, and refuses a tool the team may not call as it refuses an unknown one', async () => {
+    const badId = await run(['jobs', 'get', 'not-a-job']);
+    expect(badId.code).toBe(EXIT.apiError);
+    expect(badId.stderr.trim()).toBe(
+      'error: GET /v1/jobs/not-a-job: 400 The request is invalid: invalid job id: (root): not a job id',
+    );
+    const badModel = await run(['jobs', 'submit', '--agent', '--input', 'hi', '--model', 'anthropic:claude']);
+    expect(badModel.code).toBe(EXIT.apiError);
+    expect(badModel.stderr.trim()).toBe(
+      'error: POST /v1/jobs: 400 The request is invalid: model: provider "anthropic" needs ANTHROPIC_API_KEY',
+    );
+    // searchers may call search__* only: slow__sleep exists, slow__nothing does not. A team sees only
+    // the tools its filters allow (docs/semantics.md §9), so both get the same words, and neither
+    // claims the tool does not exist.
+    const searchers = { SWITCHYARD_API_KEY: TEAM_KEYS.searchers };
+    const denied = await run(['jobs', 'submit', '--tool', 'slow__sleep'], searchers);
+    const unknown = await run(['jobs', 'submit', '--tool', 'slow__nothing'], searchers);
+    for (const [refusal, name] of [
+      [denied, 'slow__sleep'],
+      [unknown, 'slow__nothing'],
+    ] as const) {
+      expect(refusal.code).toBe(EXIT.apiError);
+      expect(refusal.stderr.trim()).toBe(
+        `error: POST /v1/jobs: 400 The job names tools this team cannot call: not in this team's catalog (unknown, or not allowed by its filters): ${name}`,
+      );
+    }
   });
 
   it('is generated from the document this orchestrator serves', async () => {

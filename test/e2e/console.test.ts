@@ -240,6 +240,38 @@ describe('web console', () => {
     expect(Math.max(...waits)).toBeGreaterThan(0);
   });
 
+  it("fills a long call's bar as its server reports progress, with the server's message, until its outcome", async () => {
+    const submitted = await alpha.submit({
+      kind: 'batch',
+      calls: [{ tool: 'slow__sleep', arguments: { ms: 4_000, progressEveryMs: 100 } }],
+    });
+    expect(submitted.status).toBe(201);
+    const id = submitted.body.id;
+    await page.goto(`${orchestrator.url}/console/jobs/${id}`);
+    const fill = page.getByTestId('bar-progress');
+    const label = page.getByTestId('bar-progress-label');
+    // The fill's share of its bar, as drawn (the bar itself grows with the time the call runs).
+    const drawnShare = () =>
+      fill.evaluate((element) => {
+        const bar = element.parentElement as typeof element;
+        return element.getBoundingClientRect().width / bar.getBoundingClientRect().width;
+      });
+    await fill.waitFor({ timeout: SHOWN_MS });
+    const first = await drawnShare();
+    expect(first).toBeGreaterThan(0);
+    expect(first).toBeLessThan(1);
+    await expect.poll(drawnShare, { timeout: SHOWN_MS }).toBeGreaterThan(first + 0.1);
+    expect(await label.textContent()).toMatch(/^\d+% slept \d+ of 4000 ms$/);
+    const shown = Number(/^(\d+)%/.exec((await label.textContent()) ?? '')?.[1]);
+    expect(shown).toBeGreaterThan(Math.floor(first * 100));
+    await screenshot('call-progress');
+    // The outcome ends the bar: the fill and its message go, the bar takes the outcome's colour.
+    await page.locator('[data-testid=job-page][data-status=succeeded]').waitFor({ timeout: 60_000 });
+    await page.locator('[data-testid=timeline-bar][data-status=ok]').waitFor({ timeout: SHOWN_MS });
+    expect(await fill.count()).toBe(0);
+    expect(await label.count()).toBe(0);
+  });
+
   it("adds an agent job's bars live as its steps dispatch calls", async () => {
     const submitted = await alpha.submit({
       kind: 'agent',

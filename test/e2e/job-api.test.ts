@@ -108,6 +108,7 @@ describe('job API', () => {
         'listTools',
         'streamJobEvents',
         'submitJob',
+        'whoami',
       ].sort(),
     );
     for (const operation of operations) {

@@ -10,9 +10,12 @@ import pg from 'pg';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { embeddedPostgresBinaries } from '../../scripts/demo/embedded-postgres.ts';
 import { ensurePostgres, type LocalService } from '../../scripts/demo/local-services.ts';
-import { processGone as gone, portRefuses } from '../support/ports.ts';
+import { ensureLocalStores } from '../../scripts/demo/local-stores.ts';
+import { DATABASE_URL, TEST_BACKEND } from '../support/backend.ts';
+import { freePort, processGone as gone, portRefuses } from '../support/ports.ts';
 import { DedicatedPostgres } from '../support/postgres-server.ts';
 import { descendants } from '../support/processes.ts';
+import { REDIS_URL } from '../support/redis.ts';
 
 async function query(url: string, sql: string): Promise<Record<string, unknown>> {
   const client = new pg.Client({ connectionString: url });
@@ -103,5 +106,58 @@ describe('the embedded PostgreSQL', () => {
       await postgres.stop();
     }
     expect(await portRefuses(postgres.port)).toBe(true);
+  });
+});
+
+/**
+ * The backend `npm run demo` and `npm run dev` choose (scripts/demo/local-stores.ts), through the function
+ * they call: PostgreSQL alone when no Redis is named or answers, Redis when one answers, and what the apps
+ * are then given.
+ */
+describe('the local backend choice', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'switchyard-local-backend-'));
+  const saved = { ...process.env };
+  const stops: Array<() => Promise<void>> = [];
+  const keep = (_what: string, stop: () => Promise<void>) => stops.push(stop);
+  afterEach(async () => {
+    process.env = { ...saved };
+    for (const stop of stops.splice(0)) await stop();
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('runs on PostgreSQL alone when no REDIS_URL is set and nothing answers where a Redis would', async () => {
+    delete process.env.SWITCHYARD_BACKEND;
+    delete process.env.REDIS_URL;
+    process.env.DATABASE_URL = DATABASE_URL;
+    const nobody = `redis://127.0.0.1:${await freePort()}`;
+    const stores = await ensureLocalStores(dir, keep, nobody);
+    expect(stores.backend).toBe('postgres');
+    expect(stores.redis).toBeUndefined();
+    expect(stores.env).toEqual({ SWITCHYARD_BACKEND: 'postgres', DATABASE_URL });
+    expect(stores.lines[0]).toBe(
+      `Backend:    postgres (no REDIS_URL and nothing answers on ${new URL(nobody).host})`,
+    );
+  });
+
+  it.skipIf(TEST_BACKEND !== 'redis')('runs on Redis when one answers there', async () => {
+    delete process.env.SWITCHYARD_BACKEND;
+    delete process.env.REDIS_URL;
+    process.env.DATABASE_URL = DATABASE_URL;
+    const stores = await ensureLocalStores(dir, keep, REDIS_URL);
+    expect(stores.backend).toBe('redis');
+    expect(stores.env).toMatchObject({ SWITCHYARD_BACKEND: 'redis', REDIS_URL, DATABASE_URL });
+  });
+
+  it('follows SWITCHYARD_BACKEND, and names a wrong value', async () => {
+    process.env.DATABASE_URL = DATABASE_URL;
+    process.env.SWITCHYARD_BACKEND = 'postgres';
+    process.env.REDIS_URL = 'redis://127.0.0.1:1';
+    const stores = await ensureLocalStores(dir, keep);
+    expect(stores.backend).toBe('postgres');
+    expect(stores.lines[0]).toBe('Backend:    postgres (SWITCHYARD_BACKEND)');
+    process.env.SWITCHYARD_BACKEND = 'sqlite';
+    await expect(ensureLocalStores(dir, keep)).rejects.toThrow(
+      'SWITCHYARD_BACKEND=sqlite: expected "redis" or "postgres"',
+    );
   });
 });

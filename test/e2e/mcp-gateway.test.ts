@@ -11,6 +11,8 @@ import { connectGateway, type GatewayClient, REVISIONS, type Revision } from '..
 
 const OUTCOME = 'io.switchyard/outcome';
 const IDEMPOTENCY = 'io.switchyard/idempotency-key';
+/** The one browser origin this deployment lists in orchestrator.mcp.allowedOrigins. */
+const ALLOWED_ORIGIN = 'https://agents.example.com';
 
 /**
  * docs/architecture.md (gateway): the fleet as one MCP endpoint, through both MCP client SDKs — the v1
@@ -22,14 +24,18 @@ describe('the /mcp gateway', () => {
   const clients: GatewayClient[] = [];
 
   beforeAll(async () => {
-    deployment = new Deployment('mcp-gateway', (dir) => ({
-      search: exampleServer('search', { trusted: true }),
-      notes: exampleServer('notes', { env: { NOTES_LEDGER: `${dir}/notes.jsonl` } }),
-      // Short per-call timeout, for the timeout case.
-      slow: exampleServer('slow', { env: { SLOW_LEDGER: `${dir}/slow.jsonl` }, timeoutMs: 1_500 }),
-      // The same server with room to be cancelled before any timeout.
-      patient: exampleServer('slow', { env: { SLOW_LEDGER: `${dir}/patient.jsonl` }, timeoutMs: 120_000 }),
-    }));
+    deployment = new Deployment(
+      'mcp-gateway',
+      (dir) => ({
+        search: exampleServer('search', { trusted: true }),
+        notes: exampleServer('notes', { env: { NOTES_LEDGER: `${dir}/notes.jsonl` } }),
+        // Short per-call timeout, for the timeout case.
+        slow: exampleServer('slow', { env: { SLOW_LEDGER: `${dir}/slow.jsonl` }, timeoutMs: 1_500 }),
+        // The same server with room to be cancelled before any timeout.
+        patient: exampleServer('slow', { env: { SLOW_LEDGER: `${dir}/patient.jsonl` }, timeoutMs: 120_000 }),
+      }),
+      { orchestrator: { mcp: { allowedOrigins: [ALLOWED_ORIGIN] } } },
+    );
     await deployment.startWorker();
     orchestrator = await deployment.startOrchestrator('o-mcp');
   });
@@ -172,12 +178,33 @@ describe('the /mcp gateway', () => {
         expect(values).toEqual([...values].sort((a, b) => a - b));
       });
 
+      it("thins a chatty server's progress to one notification per call per 100 ms, the newest each time", async () => {
+        const client = await connect(revision);
+        const seen: number[] = [];
+        // A notification about every millisecond, for 1.5 s of sleep: over a thousand from the server.
+        const startedAt = performance.now();
+        const result: Json = await client.callTool(
+          { name: 'patient__sleep', arguments: { ms: 1_500, progressEveryMs: 1 } },
+          undefined,
+          { onprogress: (progress) => seen.push(progress.progress), timeout: 60_000 },
+        );
+        expect(result.structuredContent).toEqual({ slept: 1_500 });
+        expect(seen.length).toBeGreaterThanOrEqual(5);
+        // Its 1 ms steps take longer than 1 ms each: the bound is the call's own time, not the sleep's.
+        const tookMs = performance.now() - startedAt;
+        expect(seen.length).toBeLessThanOrEqual(Math.ceil(tookMs / 100) + 2);
+        expect(seen).toEqual([...seen].sort((a, b) => a - b));
+      });
+
       it("cancels the call on the server when the client cancels, and records the job's end", async () => {
         const client = await connect(revision);
         const controller = new AbortController();
-        const before = readLedger(deployment.path('patient.jsonl')).filter(
-          (row) => row.phase === 'start',
-        ).length;
+        const ledgerRows = (phase: string) =>
+          readLedger(deployment.path('patient.jsonl')).filter((row) => row.phase === phase).length;
+        // Counted apart: other tests' calls to this server start without being cancelled.
+        const before = ledgerRows('start');
+        const cancelledBefore = ledgerRows('cancelled');
+        const jobsBefore = (await mcpJobs('patient__hang')).length;
         const call = client.callTool({ name: 'patient__hang', arguments: {} }, undefined, {
           signal: controller.signal,
           timeout: 120_000,
@@ -193,13 +220,13 @@ describe('the /mcp gateway', () => {
         // The cancel reached the MCP server (notifications/cancelled from the worker)...
         await waitForLedger(
           deployment.path('patient.jsonl'),
-          (rows) => rows.filter((row) => row.phase === 'cancelled').length > before,
+          (rows) => rows.filter((row) => row.phase === 'cancelled').length > cancelledBefore,
           60_000,
         );
         // ...and the job ended cancelled, its call settled with what really happened.
         const jobs = await untilJob(
           'patient__hang',
-          (all) => all.length > before && all.every((job) => job.callStatus !== 'dispatched'),
+          (all) => all.length > jobsBefore && all.every((job) => job.callStatus !== 'dispatched'),
           'the cancelled call to settle',
         );
         expect(jobs.at(-1)).toMatchObject({ status: 'cancelled', callStatus: 'cancelled' });
@@ -211,7 +238,7 @@ describe('the /mcp gateway', () => {
         expect(tools.length).toBeGreaterThan(0);
         expect(tools.every((tool) => tool.name.startsWith('search__'))).toBe(true);
         await expect(client.callTool({ name: 'notes__add_note', arguments: { text: 'x' } })).rejects.toThrow(
-          /no tool named "notes__add_note"/,
+          /No tool named "notes__add_note" is available to this job \(unknown, or not allowed by its filters\); the call was not sent/,
         );
       });
 
@@ -337,6 +364,7 @@ describe('the /mcp gateway', () => {
       const response = await post(list, headers);
       expect(response.status).toBe(401);
       expect(response.headers.get('www-authenticate')).toMatch(/^Bearer/);
+      expect(((await response.json()) as Json).id).toBe(1);
     }
     await expect(connectGateway(orchestrator.url, undefined, '2026-07-28')).rejects.toThrow();
   });
@@ -351,7 +379,10 @@ describe('the /mcp gateway', () => {
     const auth = { authorization: `Bearer ${TEAM_KEYS.alpha}` };
     const wrongMethod = await post(call, { ...auth, 'mcp-method': 'tools/list' });
     expect(wrongMethod.status).toBe(400);
-    expect(((await wrongMethod.json()) as Json).error.message).toContain('Mcp-Method header "tools/list"');
+    const mismatch = (await wrongMethod.json()) as Json;
+    // MCP 2026-07-28's HeaderMismatch, answered under the request's own id.
+    expect(mismatch).toMatchObject({ id: 1, error: { code: -32020 } });
+    expect(mismatch.error.message).toContain('Mcp-Method header "tools/list"');
     const wrongName = await post(call, {
       ...auth,
       'mcp-method': 'tools/call',
@@ -361,5 +392,27 @@ describe('the /mcp gateway', () => {
     expect(((await wrongName.json()) as Json).error.message).toContain('Mcp-Name header "notes__add_note"');
     const matching = await post(call, { ...auth, 'mcp-method': 'tools/call', 'mcp-name': 'slow__sleep' });
     expect(matching.status).toBe(200);
+  });
+
+  it('refuses a foreign browser Origin with 403 before anything else, and takes listed, loopback and absent ones', async () => {
+    const list = { jsonrpc: '2.0', id: 7, method: 'tools/list', params: {} };
+    const auth = { authorization: `Bearer ${TEAM_KEYS.alpha}` };
+    // A DNS-rebound page: its own host name in Origin (and in Host, which proves nothing).
+    for (const origin of ['http://evil.example.com', 'https://agents.example.com:8443', 'null']) {
+      const refused = await post(list, { ...auth, origin });
+      expect(refused.status, origin).toBe(403);
+      const body = (await refused.json()) as Json;
+      expect(body.id).toBe(7);
+      expect(body.error.message).toBe(
+        `Origin "${origin}" may not use /mcp: list it in orchestrator.mcp.allowedOrigins`,
+      );
+    }
+    // Refused before the key is even looked at: no key, still 403, not 401.
+    expect((await post(list, { origin: 'http://evil.example.com' })).status).toBe(403);
+    const port = new URL(orchestrator.url).port;
+    for (const origin of [ALLOWED_ORIGIN, `http://localhost:${port}`, 'http://127.0.0.1:6274', undefined]) {
+      const taken = await post(list, origin ? { ...auth, origin } : auth);
+      expect(taken.status, String(origin)).toBe(200);
+    }
   });
 });

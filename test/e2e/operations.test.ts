@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Json } from '../support/api-client.ts';
+import { TEST_BACKEND } from '../support/backend.ts';
 import { Deployment, type Orchestrator } from '../support/deployment.ts';
 import { exampleServer } from '../support/fleet.ts';
+import { repeatedKeys } from '../support/log-lines.ts';
 import type { TestProcess } from '../support/processes.ts';
 
 /** What operators scrape and probe: /metrics and /health on both apps, and the queue dashboard. */
@@ -75,7 +77,7 @@ describe('metrics, health and the queue dashboard', () => {
     expect(body).toMatch(/switchyard_mcp_sessions\{server="notes",state="ready"\} 1/);
     // Two of its three calls failed: the batch completed with errors.
     expect(body).toMatch(
-      /switchyard_agent_runs_total\{kind="batch",status="completed_with_errors",team="alpha"\} 1/,
+      /switchyard_jobs_ended_total\{kind="batch",status="completed_with_errors",team="alpha"\} 1/,
     );
     expect(body).toMatch(/switchyard_jobs_submitted_total\{kind="batch",team="alpha"\} 1/);
   });
@@ -94,6 +96,18 @@ describe('metrics, health and the queue dashboard', () => {
     expect(body).toMatch(/switchyard_worker_mcp_sessions\{server="search",state="reconnecting"\} 0/);
   });
 
+  it('writes each field once per log line, on the worker and the orchestrator', async () => {
+    await worker.waitFor((log) => log.msg === 'tool worker started', 'the start line');
+    const logs = { worker: worker.lines, orchestrator: orchestrator.process.lines };
+    for (const [app, lines] of Object.entries(logs)) {
+      expect(lines.length, app).toBeGreaterThan(0);
+      const repeated = lines.filter((line) => repeatedKeys(line).length > 0);
+      expect(repeated, `${app} lines with a field twice`).toEqual([]);
+    }
+    // The scan itself finds a field twice.
+    expect(repeatedKeys('{"a":1,"b":{"a":2},"c":"\\"a\\":","a":3}')).toEqual(['a']);
+  });
+
   it('answers health probes with what they mean', async () => {
     const ready: Json = JSON.parse((await text(`${workerUrl}/health/ready`)).body);
     expect(ready).toMatchObject({
@@ -101,7 +115,18 @@ describe('metrics, health and the queue dashboard', () => {
       sessions: { search: { state: 'ready' }, notes: { state: 'ready' } },
     });
     expect((await text(`${workerUrl}/health/live`)).status).toBe(200);
-    expect((await text(`${orchestrator.url}/health/ready`)).status).toBe(200);
+    const probe = await text(`${orchestrator.url}/health/ready`);
+    expect(probe.status).toBe(200);
+    // Where the queues live, next to what was checked: on postgres there is no Redis to check.
+    const orchestratorReady: Json = JSON.parse(probe.body);
+    expect(orchestratorReady).toMatchObject({
+      status: 'ok',
+      backend: TEST_BACKEND,
+      missing: [],
+      postgres: 'ok',
+    });
+    if (TEST_BACKEND === 'redis') expect(orchestratorReady).toMatchObject({ redis: 'ok' });
+    else expect(orchestratorReady).not.toHaveProperty('redis');
   });
 
   it('keeps the queue dashboard behind its password', async () => {

@@ -1,4 +1,4 @@
-import { type RedisConnection, toolCallJobId, toolQueueName } from '@switchyard/contracts';
+import { bullmqBinding, type RedisConnection, toolCallJobId, toolQueueName } from '@switchyard/contracts';
 import { readLedger } from '@switchyard/example-mcp-servers/ledger';
 import { Queue, QueueEvents } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -37,7 +37,8 @@ describe('per-team quotas', () => {
   let ledger: string;
   let searchQueue: Queue;
   let searchEvents: QueueEvents;
-  let eventsConnection: RedisConnection;
+  /** Redis only: QueueEvents blocks its connection on the events stream (on postgres it LISTENs). */
+  let eventsConnection: RedisConnection | undefined;
   /** Ids of the calls BullMQ reports added to the search queue with a delay. */
   const delayedCalls = new Set<string>();
   const delayWaiters = new Set<() => void>();
@@ -82,16 +83,19 @@ describe('per-team quotas', () => {
       deployment.startOrchestrator('o-quota-1'),
       deployment.startOrchestrator('o-quota-2'),
     ]);
-    searchQueue = new Queue(toolQueueName('search'), {
-      connection: deployment.redis,
-      prefix: deployment.prefix,
-    });
-    // QueueEvents blocks its connection on the events stream: its own, closed after it.
-    eventsConnection = deployment.redis.duplicate();
-    searchEvents = new QueueEvents(toolQueueName('search'), {
-      connection: eventsConnection,
-      prefix: deployment.prefix,
-    });
+    const store = await deployment.suiteStore();
+    const binding = bullmqBinding(store);
+    searchQueue = new Queue(toolQueueName('search'), binding.options, binding.factory as never);
+    if (store.kind === 'redis') {
+      // QueueEvents blocks its connection on the events stream: its own, closed after it.
+      eventsConnection = store.redis.duplicate();
+      searchEvents = new QueueEvents(toolQueueName('search'), {
+        connection: eventsConnection,
+        prefix: deployment.prefix,
+      });
+    } else {
+      searchEvents = new QueueEvents(toolQueueName('search'), binding.options, binding.factory as never);
+    }
     searchEvents.on('delayed', ({ jobId }) => {
       delayedCalls.add(jobId);
       for (const waiter of [...delayWaiters]) waiter();

@@ -1,4 +1,4 @@
-import { toolCallJobId, toolQueueName } from '@switchyard/contracts';
+import { bullmqBinding, toolCallJobId, toolQueueName } from '@switchyard/contracts';
 import { readLedger } from '@switchyard/example-mcp-servers/ledger';
 import { Queue } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -30,7 +30,9 @@ describe('a run resumed after its deadline passed', () => {
       // A lock longer than the deadline: the run changes hands only after the deadline has passed.
       { orchestrator: { lockDurationMs: 3 * DEADLINE_MS } },
     );
-    queue = new Queue(toolQueueName('notes'), { connection: deployment.redis, prefix: deployment.prefix });
+    // On either backend: the suite's Redis connection, or the queue schema on postgres.
+    const binding = bullmqBinding(await deployment.suiteStore());
+    queue = new Queue(toolQueueName('notes'), binding.options, binding.factory as never);
     await deployment.startWorker({ id: 'w-resume' });
     replicas = await Promise.all([
       deployment.startOrchestrator('o-one'),

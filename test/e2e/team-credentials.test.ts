@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { redisKeys, type ToolCallOutcome } from '@switchyard/contracts';
+import type { ToolCallOutcome } from '@switchyard/contracts';
 import { readLedger } from '@switchyard/example-mcp-servers/ledger';
 import type { ToolCallDispatcher } from '@switchyard/orchestrator/dispatch';
+import { tokenCacheStore } from '@switchyard/tool-worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Json } from '../support/api-client.ts';
 import { Deployment, TEAM_KEYS } from '../support/deployment.ts';
@@ -49,9 +50,11 @@ describe('per-team credentials (OAuth client credentials)', () => {
   };
   const requests = () => readLedger(fleet.path('requests.jsonl'));
   const calls = () => readLedger(fleet.path('calls.jsonl'));
-  /** The fleet's cached token of one identity (read straight from Redis, as the fleet shares it). */
+  /** The fleet's token cache, read and written through the workers' own port (Redis keys or rows). */
+  const tokens = async () => tokenCacheStore(await fleet.suiteStore());
+  /** The fleet's cached token of one identity (read straight from the store, as the fleet shares it). */
   const cachedEntry = async (team: string) => {
-    const raw = await fleet.redis.get(redisKeys.oauthToken(fleet.prefix, team, issuer, SERVER));
+    const raw = await (await tokens()).get({ team, issuer, server: SERVER });
     const entry = raw ? (JSON.parse(raw) as { accessToken: string; refreshToken?: string }) : undefined;
     if (entry) seenTokens.add(entry.accessToken);
     if (entry?.refreshToken) seenTokens.add(entry.refreshToken);
@@ -260,8 +263,11 @@ describe('per-team credentials (OAuth client credentials)', () => {
 
     // Due for renewal (as when 80% of its lifetime has passed): the next call refreshes first, with the
     // rotated refresh token — the spent operator one would be refused, and its grant revoked.
-    const key = redisKeys.oauthToken(fleet.prefix, 'team-r', issuer, SERVER);
-    await fleet.redis.set(key, JSON.stringify({ ...entry, renewAt: 0 }), 'KEEPTTL');
+    await (await tokens()).expireIfToken(
+      { team: 'team-r', issuer, server: SERVER },
+      String(entry?.accessToken),
+    );
+    expect(await cachedEntry('team-r')).toMatchObject({ accessToken: entry?.accessToken, renewAt: 0 });
     const second = await whoami('team-r', 'r-1');
     expect(second).toMatchObject({
       status: 'ok',

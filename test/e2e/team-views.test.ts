@@ -115,7 +115,9 @@ describe('team-scoped fleet views', () => {
 
   it('does not let an operator key act as a team', async () => {
     const submitted = await operator.submit({ kind: 'batch', calls: [] });
-    expect(submitted.status).toBe(401);
+    // Known, but not a team's: refused with why (operators only read), not as an unknown key.
+    expect(submitted.status).toBe(403);
+    expect(submitted.body.type).toBe('urn:switchyard:problem:forbidden');
     expect((await operator.request('GET', '/v1/servers')).status).toBe(200);
     expect((await orchestrator.api().withKey('x'.repeat(30)).request('GET', '/v1/servers')).status).toBe(401);
   });
@@ -154,6 +156,12 @@ describe('team-scoped fleet views', () => {
         'quota',
         'event',
         'result',
+        // HTTP server metrics: the method from a fixed list, the route template (never the URL), the code.
+        'http_request_method',
+        'http_route',
+        'http_response_status_code',
       ]).toContain(label);
+    // A route is its template: no job id or other value of a request's path reaches a label.
+    for (const [, route] of metrics.matchAll(/http_route="([^"]*)"/g)) expect(route).not.toMatch(/job_|MARK/);
   });
 });

@@ -1,4 +1,4 @@
-import { redisKeys } from '@switchyard/contracts';
+import { catalogStoreOf } from '@switchyard/contracts';
 import { readLedger } from '@switchyard/example-mcp-servers/ledger';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Json } from '../support/api-client.ts';
@@ -64,7 +64,8 @@ describe('tool call identity', () => {
     });
     expect(submitted.status).toBe(201);
     // The precondition: the jobs reached the orchestrator before the server published its tools.
-    expect(await deployment.redis.hexists(redisKeys.catalog(deployment.prefix), 'notes')).toBe(0);
+    const catalog = catalogStoreOf(await deployment.suiteStore());
+    expect(await catalog.missingTools(['notes'])).toEqual(['notes']);
 
     const job: Json = await api.finished(submitted.body.id, 90_000);
     // Two of its calls were refused: the batch ended, not every call ok.

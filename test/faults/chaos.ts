@@ -1,4 +1,4 @@
-import { redisKeys, WorkerHeartbeatSchema } from '@switchyard/contracts';
+import { catalogStoreOf } from '@switchyard/contracts';
 import { descendants, freeze, isAlive, killAll } from '../support/processes.ts';
 import type { SeededRandom } from '../support/random.ts';
 import { type FaultCluster, WORKER_SETTINGS } from './cluster.ts';
@@ -15,6 +15,9 @@ export const FAULT_KINDS = [
   'pg-restart',
 ] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
+
+/** Faults of the Redis the queues live in: on the postgres backend there is none, so they are not scheduled. */
+export const REDIS_FAULT_KINDS: readonly FaultKind[] = ['redis-crash', 'redis-restart-empty', 'redis-freeze'];
 
 /** A worker SIGSTOPped from `from` to `to` (epoch ms); `serverPids` are its MCP server processes. */
 export interface Freeze {
@@ -89,7 +92,8 @@ export class Chaos {
   private replace(record: Record<string, unknown>, start: () => Promise<unknown>): void {
     this.starting.push(
       start().catch((error: unknown) => {
-        record.error = `replacement did not start: ${(error as Error).message.slice(0, 300)}`;
+        // The end of the message holds the replacement's last log lines: what it was waiting on.
+        record.error = `replacement did not start: ${(error as Error).message.slice(-2_000)}`;
       }),
     );
   }
@@ -130,9 +134,9 @@ export class Chaos {
   }
 
   private async killMcpServer() {
-    const beats = Object.values(
-      await this.cluster.deployment.redis.hgetall(redisKeys.workers(this.cluster.deployment.prefix)),
-    ).map((raw) => WorkerHeartbeatSchema.parse(JSON.parse(raw)));
+    // Through the catalog port, from Redis or the queue schema; read(0) forgets no heartbeat.
+    const catalog = catalogStoreOf(await this.cluster.deployment.suiteStore());
+    const beats = (await catalog.read(0)).workers;
     const sessions = beats.flatMap((beat) =>
       Object.entries(beat.sessions).flatMap(([server, session]) =>
         // A killed worker's last heartbeat outlives it: only processes still running are victims.
@@ -157,8 +161,9 @@ export class Chaos {
   }
 
   private async crashRedis() {
-    await this.cluster.redis.crashAndRestart();
-    return { restarts: this.cluster.redis.restarts };
+    const redis = this.cluster.queueRedis();
+    await redis.crashAndRestart();
+    return { restarts: redis.restarts };
   }
 
   /**
@@ -166,8 +171,9 @@ export class Chaos {
    * that restarted. Queues, runs and the catalog are gone; PostgreSQL must rebuild them (semantics §18).
    */
   private async restartRedisEmpty() {
-    await this.cluster.redis.restartEmpty();
-    return { restarts: this.cluster.redis.restarts, empty: true };
+    const redis = this.cluster.queueRedis();
+    await redis.restartEmpty();
+    return { restarts: redis.restarts, empty: true };
   }
 
   /** Frozen past its lock and the stalled check, so BullMQ hands its jobs to another worker. */
@@ -205,7 +211,7 @@ export class Chaos {
   }
 
   private async freezeRedis() {
-    const pid = this.cluster.redis.pid;
+    const pid = this.cluster.queueRedis().pid;
     if (!pid) return { skipped: 'Redis not running' };
     const ms = this.random.int(2_000, 6_000);
     await freeze([pid], ms);

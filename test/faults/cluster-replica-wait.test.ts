@@ -3,8 +3,8 @@ import { connectRedis, redisTargetFromEnv } from '@switchyard/contracts';
 import { type Job, Queue, Worker } from 'bullmq';
 import type { Cluster } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { JobFence } from '../../apps/tool-worker/src/execution/job-fence.ts';
-import { ReplicaWait } from '../../apps/tool-worker/src/execution/replica-wait.ts';
+import { RedisJobFence } from '../../apps/tool-worker/src/execution/redis-job-fence.ts';
+import { RedisReplicaWait } from '../../apps/tool-worker/src/execution/replica-wait.ts';
 import type { Logger } from '../../apps/tool-worker/src/runtime/logger.ts';
 import { SuiteContention } from '../support/contention.ts';
 import { LocalRedisCluster } from '../support/redis-cluster.ts';
@@ -58,8 +58,8 @@ describe('the replica wait on a Redis Cluster', () => {
       active: queue.toKey('active'),
       stalled: queue.toKey('stalled'),
     };
-    const wait = new ReplicaWait(redis, { replicas: 'auto', timeoutMs: 500 }, 10_000, 60_000, quiet);
-    const fence = new JobFence(redis, keys, 10_000, wait);
+    const wait = new RedisReplicaWait(redis, { replicas: 'auto', timeoutMs: 500 }, 10_000, 60_000, quiet);
+    const fence = new RedisJobFence(redis, keys, 10_000, wait);
     const slot = (await redis.cluster('KEYSLOT', keys.active)) as number;
     const primary = redis.slots[slot]?.[0];
     const primaryNode = redis

@@ -42,7 +42,8 @@ function errorLine(stderr: string): string | undefined {
 const isRunning = (proc: TestProcess) => proc.child.exitCode === null && proc.child.signalCode === null;
 
 /**
- * The fault suite's deployment on its own Redis and PostgreSQL: three workers, two orchestrator
+ * The fault suite's deployment on its own Redis and PostgreSQL (on the postgres backend, its own
+ * PostgreSQL alone, which then holds the queues as well as the jobs): three workers, two orchestrator
  * replicas, and the servers whose ledgers prove what ran. Knows which processes the suite itself
  * killed, so any other exit is reported as unexpected.
  */
@@ -56,7 +57,8 @@ export class FaultCluster {
   readonly pidOwners = new Map<number, string>();
 
   constructor(
-    readonly redis: DedicatedRedis,
+    /** The queues' Redis; undefined on the postgres backend, where the queues live in `postgres`. */
+    readonly redis: DedicatedRedis | undefined,
     readonly postgres: DedicatedPostgres,
   ) {
     const fast = {
@@ -83,7 +85,7 @@ export class FaultCluster {
         search: exampleServer('search', { trusted: true, ...fast }),
       }),
       {
-        redisUrl: redis.url,
+        ...(redis ? { redisUrl: redis.url } : {}),
         databaseUrl: postgres.url,
         teams: { alpha: { apiKeys: [TEAM_KEY], maxConcurrentJobs: 500 } },
         orchestrator: { agentRunConcurrency: 100 },
@@ -92,10 +94,20 @@ export class FaultCluster {
     );
   }
 
-  /** Workers first, then replicas: started all at once on a loaded 2-core machine, some never got going. */
+  /**
+   * Workers first, one at a time, then replicas: started all at once on a loaded 2-core machine, some
+   * never got going (twelve MCP server processes loading at once outlasted the 30 s handshake, again
+   * and again).
+   */
   async start(): Promise<void> {
-    await Promise.all(['w1', 'w2', 'w3'].map((id) => this.startWorker(id)));
+    for (const id of ['w1', 'w2', 'w3']) await this.startWorker(id);
     await Promise.all(['o1', 'o2'].map((id) => this.startOrchestrator(id)));
+  }
+
+  /** The queues' Redis, for a Redis fault; on the postgres backend such a fault is a mistake of the schedule. */
+  queueRedis(): DedicatedRedis {
+    if (!this.redis) throw new Error('a Redis fault on the postgres backend: the queues have no Redis');
+    return this.redis;
   }
 
   async startWorker(id: string): Promise<WorkerHandle> {

@@ -1,13 +1,17 @@
+import { appendFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { readLedger } from '@switchyard/example-mcp-servers/ledger';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Json } from '../support/api-client.ts';
+import { TEST_BACKEND } from '../support/backend.ts';
 import { CpuContention } from '../support/contention.ts';
 import { recordedIntervals } from '../support/intervals.ts';
 import { DedicatedPostgres } from '../support/postgres-server.ts';
 import { signalAll } from '../support/processes.ts';
 import { SeededRandom } from '../support/random.ts';
 import { DedicatedRedis } from '../support/redis-server.ts';
-import { Chaos, FAULT_KINDS, type FaultKind } from './chaos.ts';
+import { Chaos, FAULT_KINDS, type FaultKind, REDIS_FAULT_KINDS } from './chaos.ts';
 import { FaultCluster } from './cluster.ts';
 import { JobWatch, readJobs, streamEnds } from './job-watch.ts';
 import {
@@ -38,9 +42,17 @@ const FIRST_WAVE = 24;
 
 const random = SeededRandom.fromEnv('FAULTS_SEED');
 /** FAULTS_KINDS=worker-freeze,redis-freeze narrows the schedule to some faults, e.g. while fixing one. */
-const kinds = selectedKinds(process.env.FAULTS_KINDS);
+const wantedKinds = selectedKinds(process.env.FAULTS_KINDS);
+/**
+ * On the postgres backend (SWITCHYARD_TEST_BACKEND=postgres) the queues live in the suite's own
+ * PostgreSQL and there is no Redis to fault: its faults are left out, and pg-terminate and pg-restart
+ * hit the queues as well as the jobs.
+ */
+const kinds =
+  TEST_BACKEND === 'postgres' ? wantedKinds.filter((kind) => !REDIS_FAULT_KINDS.includes(kind)) : wantedKinds;
+const leftOut = wantedKinds.filter((kind) => !kinds.includes(kind));
 const contention = CpuContention.wanted('FAULTS_CONTENTION');
-const reproduce = `FAULTS_SEED=${random.seed} FAULTS_CONTENTION=${contention ? 1 : 0}${
+const reproduce = `${TEST_BACKEND === 'postgres' ? 'SWITCHYARD_TEST_BACKEND=postgres ' : ''}FAULTS_SEED=${random.seed} FAULTS_CONTENTION=${contention ? 1 : 0}${
   process.env.FAULTS_KINDS ? ` FAULTS_KINDS=${kinds.join(',')}` : ''
 }`;
 
@@ -50,9 +62,10 @@ const reproduce = `FAULTS_SEED=${random.seed} FAULTS_CONTENTION=${contention ? 1
  * the suite's own Redis is crashed and frozen and its own PostgreSQL loses every backend and
  * restarts; optionally with a busy loop on every core. Each promise is its own test below, judged
  * by the servers' own ledgers; a broken one prints how often and a few example calls.
+ * On the postgres backend the same promises are judged with the queues in that PostgreSQL and no Redis.
  */
 describe('fault injection under mixed load', () => {
-  const redis = new DedicatedRedis();
+  const redis = TEST_BACKEND === 'redis' ? new DedicatedRedis() : undefined;
   const postgres = new DedicatedPostgres();
   const cpu = new CpuContention();
   let cluster: FaultCluster | undefined;
@@ -61,11 +74,15 @@ describe('fault injection under mixed load', () => {
 
   beforeAll(async () => {
     console.info(
-      `fault suite: seed ${random.seed}, contention ${contention ? 'on' : 'off'}; rerun: ${reproduce}`,
+      `fault suite: backend ${TEST_BACKEND}, seed ${random.seed}, contention ${contention ? 'on' : 'off'}; rerun: ${reproduce}`,
     );
+    if (leftOut.length > 0)
+      console.info(
+        `fault suite: not scheduled on the ${TEST_BACKEND} backend (the queues have no Redis): ${leftOut.join(', ')}`,
+      );
     const setupStart = performance.now();
     if (contention) await cpu.start();
-    await Promise.all([redis.start(), postgres.start()]);
+    await Promise.all([redis?.start(), postgres.start()]);
     cluster = new FaultCluster(redis, postgres);
     await cluster.start();
     setupMs = Math.round(performance.now() - setupStart);
@@ -74,12 +91,12 @@ describe('fault injection under mixed load', () => {
   afterAll(async () => {
     // A run cut short may have left something frozen; nothing can be stopped cleanly while it is.
     const pids = cluster?.deployment.group.processes.map((proc) => proc.pid) ?? [];
-    signalAll([...pids, ...(redis.pid ? [redis.pid] : [])], 'SIGCONT');
+    signalAll([...pids, ...(redis?.pid ? [redis.pid] : [])], 'SIGCONT');
     await Promise.race([
       cluster?.close().catch(() => undefined),
       new Promise((resolve) => setTimeout(resolve, 30_000)),
     ]);
-    await Promise.allSettled([redis.stop(), postgres.stop(), cpu.stop()]);
+    await Promise.allSettled([redis?.stop(), postgres.stop(), cpu.stop()]);
   }, 120_000);
 
   it('drives the workload through every fault', { timeout: 420_000 }, async () => {
@@ -135,6 +152,7 @@ describe('fault injection under mixed load', () => {
     const outcomes = final.flatMap((job: Json) => job.toolCalls ?? []).map((call: Json) => call.outcome);
     console.info(
       JSON.stringify({
+        backend: TEST_BACKEND,
         seed: random.seed,
         contention,
         setupMs,
@@ -148,6 +166,7 @@ describe('fault injection under mixed load', () => {
         // missed its final status.
         openJobs: open.map((id) => openJobDetail(final, id, settleStarted)),
         streamEnds: evidence.streamEnds,
+        calls: outcomes.length,
         outcomesByStatus: countBy(outcomes.map((outcome: Json) => String(outcome?.status ?? 'none'))),
         faults: chaos.records.map((record) => ({
           ...record.detail,
@@ -165,6 +184,17 @@ describe('fault injection under mixed load', () => {
         ),
       }),
     );
+    const failedFaults = chaos.records.filter(
+      (record) => 'error' in record.detail || 'skipped' in record.detail,
+    );
+    // The logs of a run that broke a promise, whose jobs the API never took, or whose faults (a
+    // replacement that never came up) could not be injected, say why.
+    if (
+      [...findings.values()].some((finding) => finding.broken > 0) ||
+      submitter.failed.length > 0 ||
+      failedFaults.length > 0
+    )
+      keepLogs(live);
     for (const [name, finding] of findings) {
       if (finding.broken > 0) console.error(diagnosis(name, finding));
       else if (finding.excused?.count)
@@ -175,9 +205,6 @@ describe('fault injection under mixed load', () => {
 
     // Every job got in and the faults themselves happened, or the promises below prove little.
     expect(submitter.failed, `jobs the API never accepted (${reproduce})`).toEqual([]);
-    const failedFaults = chaos.records.filter(
-      (record) => 'error' in record.detail || 'skipped' in record.detail,
-    );
     expect(failedFaults, `faults that could not be injected (${reproduce})`).toEqual([]);
     expect(chaos.records.map((record) => record.kind).sort()).toEqual([...schedule].sort());
   });
@@ -190,6 +217,18 @@ describe('fault injection under mixed load', () => {
     });
   }
 });
+
+/** A broken promise's evidence beyond the summary: every process's log lines and stderr, kept in a file. */
+function keepLogs(cluster: FaultCluster): void {
+  const file = join(tmpdir(), `switchyard-faults-${random.seed}-${Date.now()}.jsonl`);
+  for (const proc of cluster.deployment.group.processes) {
+    const lines = proc.logs.map((log) => JSON.stringify({ process: proc.name, ...log }));
+    const stderr = proc.stderr.join('');
+    if (stderr) lines.push(JSON.stringify({ process: proc.name, stderr }));
+    appendFileSync(file, lines.map((line) => `${line}\n`).join(''));
+  }
+  console.error(`fault suite: every process's logs are in ${file}`);
+}
 
 function selectedKinds(raw: string | undefined): FaultKind[] {
   if (!raw) return [...FAULT_KINDS];

@@ -78,7 +78,7 @@ const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 export class Submitter {
   readonly planned = new Map<string, PlannedCall[]>();
   readonly ids: string[] = [];
-  readonly failed: Array<{ key: string; error: string }> = [];
+  readonly failed: Array<{ key: string; error: string; tries: string[] }> = [];
   private readonly pending: Promise<void>[] = [];
 
   constructor(
@@ -97,7 +97,10 @@ export class Submitter {
   private async submitOne(job: PlannedJob): Promise<void> {
     const until = Date.now() + SUBMIT_PATIENCE_MS;
     let error = 'not tried';
+    // Every refusal, so that a job the API never took says what each try met, not only the last.
+    const tries: string[] = [];
     while (Date.now() < until) {
+      if (error !== 'not tried') tries.push(`${new Date().toISOString()} ${error.slice(0, 120)}`);
       const api = this.api();
       try {
         if (!api) throw new Error('no live orchestrator');
@@ -124,6 +127,18 @@ export class Submitter {
       // The back-off between retries while the API is unreachable, not a wait for a result.
       await delay(250);
     }
-    this.failed.push({ key: job.key, error });
+    this.failed.push({ key: job.key, error, tries: summarizeTries(tries) });
   }
+}
+
+/** The tries of a submission, the same refusal in a row counted once (a minute of 503s is one line). */
+function summarizeTries(tries: string[]): string[] {
+  const runs: Array<{ first: string; error: string; count: number }> = [];
+  for (const line of tries) {
+    const error = line.slice(line.indexOf(' ') + 1);
+    const last = runs.at(-1);
+    if (last?.error === error) last.count += 1;
+    else runs.push({ first: line.slice(0, line.indexOf(' ')), error, count: 1 });
+  }
+  return runs.map((run) => `from ${run.first}: ${run.count}× ${run.error}`);
 }

@@ -1,4 +1,4 @@
-import { parseConfig, redisKeys, type WorkerHeartbeat } from '@switchyard/contracts';
+import { parseConfig, redisKeys, redisStore, type WorkerHeartbeat } from '@switchyard/contracts';
 import { CatalogReader } from '@switchyard/orchestrator/catalog';
 import { ToolCallDispatcher } from '@switchyard/orchestrator/dispatch';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -46,8 +46,8 @@ describe('dispatcher connections', () => {
     const dispatcher = new ToolCallDispatcher({
       config,
       prefix,
-      redis,
-      catalog: new CatalogReader(redis, prefix),
+      store: redisStore(redis, prefix),
+      catalog: new CatalogReader(redisStore(redis, prefix)),
     });
     await dispatcher.start();
     try {

@@ -5,6 +5,7 @@ import {
   primaries,
   type RedisConnection,
   redisKeys,
+  redisStore,
   redisTargetFromEnv,
   type ToolCallJob,
   type ToolCallOutcome,
@@ -71,8 +72,8 @@ describe('a finished job with an unreadable return value', () => {
     dispatcher = new ToolCallDispatcher({
       config,
       prefix,
-      redis,
-      catalog: new CatalogReader(redis, prefix, 0),
+      store: redisStore(redis, prefix),
+      catalog: new CatalogReader(redisStore(redis, prefix), 0),
       reconcileEveryMs: 200,
     });
     await dispatcher.start();
@@ -122,9 +123,9 @@ describe('a dispatcher whose job reads fail', () => {
     dispatcher = new ToolCallDispatcher({
       config,
       prefix,
-      redis: restricted,
+      store: redisStore(restricted, prefix),
       // The catalog reads with HGETALL too; it is not what these tests break.
-      catalog: new CatalogReader(redis, prefix, 0),
+      catalog: new CatalogReader(redisStore(redis, prefix), 0),
       // Far away: the outcomes here come from notices, not from reconcile rounds.
       reconcileEveryMs: 3_600_000,
       onError: (error) => reported.onError(error),

@@ -1,23 +1,34 @@
-import { redisKeys, type ToolCallJob, toolCallJobId, toolQueueName } from '@switchyard/contracts';
-import { Queue } from 'bullmq';
+import {
+  type OutcomeNotice,
+  outcomeNotices,
+  type Store,
+  type ToolCallJob,
+  toolCallJobId,
+  toolQueueName,
+} from '@switchyard/contracts';
+import type { Queue } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { exampleServer, Fleet } from '../support/fleet.ts';
+import { markDeferredFailure, queueOn } from '../support/queue-jobs.ts';
 
 /**
  * A job BullMQ fails for good with attempts left (stalled more than maxStalledCount: its stalled check
  * marks the job with a deferred failure, and the next worker to take it fails it unrecoverably) must be
- * announced on the outcomes stream like any final failure; it used to be found only by the reconcile.
+ * announced on the outcomes stream (PostgreSQL: the outcome_notice table) like any final failure; it
+ * used to be found only by the reconcile.
  */
 describe('a call failed for good with attempts left', () => {
   let fleet: Fleet;
   let queue: Queue;
+  let store: Store;
 
   beforeAll(async () => {
     fleet = new Fleet('final-failure', () => ({
       search: exampleServer('search', { retry: { attempts: 3, backoffMs: 10 } }),
     }));
     await fleet.startWorker({ servers: ['search'] });
-    queue = new Queue(toolQueueName('search'), { connection: fleet.redis, prefix: fleet.prefix });
+    store = await fleet.suiteStore();
+    queue = queueOn(store, toolQueueName('search'));
   }, 180_000);
 
   afterAll(async () => {
@@ -42,28 +53,24 @@ describe('a call failed for good with attempts left', () => {
     // Delayed, so the stalled check's mark can be put on it before any worker takes it.
     const job = await queue.add('call', data, { jobId: id, attempts: 3, delay: 3_600_000 });
     // What BullMQ's moveStalledJobsToWait writes on a job stalled more than maxStalledCount times.
-    await fleet.redis.hset(queue.toKey(id), 'defa', 'job stalled more than allowable limit');
-    const stream = redisKeys.outcomes(fleet.prefix);
-    const reader = fleet.redis.duplicate();
+    await markDeferredFailure(store, queue, id, 'job stalled more than allowable limit');
+    let announced: (notice: OutcomeNotice) => void = () => undefined;
+    let readerFailed: (error: unknown) => void = () => undefined;
+    const noticed = new Promise<OutcomeNotice>((resolve, reject) => {
+      announced = resolve;
+      readerFailed = reject;
+    });
+    // Listening before the promotion, so the worker's notice cannot come before the reader's start.
+    const stopReading = await outcomeNotices(store).listen(
+      (entry) => {
+        if (entry.id === id) announced(entry);
+      },
+      (error) => readerFailed(error),
+    );
     try {
       await job.promote();
-      let notice: Record<string, string> | undefined;
-      let lastId = '0-0';
-      while (!notice) {
-        // Blocks until the worker announces something; the test timeout bounds the wait.
-        const reply = (await reader.xread('BLOCK', 0, 'STREAMS', stream, lastId)) as Array<
-          [string, Array<[string, string[]]>]
-        > | null;
-        for (const [, entries] of reply ?? []) {
-          for (const [entryId, fields] of entries) {
-            lastId = entryId;
-            const entry = Object.fromEntries(
-              fields.flatMap((_, index) => (index % 2 === 0 ? [[fields[index], fields[index + 1]]] : [])),
-            ) as Record<string, string>;
-            if (entry.id === id) notice = entry;
-          }
-        }
-      }
+      // The test timeout bounds the wait.
+      const notice = await noticed;
       expect(notice).toMatchObject({
         queue: toolQueueName('search'),
         failedReason: 'job stalled more than allowable limit',
@@ -73,7 +80,7 @@ describe('a call failed for good with attempts left', () => {
       // Attempts were left: the old "attemptsMade >= attempts" rule stayed silent here.
       expect(failed?.attemptsMade).toBeLessThan(3);
     } finally {
-      reader.disconnect();
+      await stopReading();
     }
   });
 });

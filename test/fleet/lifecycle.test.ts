@@ -1,18 +1,15 @@
 import { writeFileSync } from 'node:fs';
-import {
-  redisKeys,
-  ServerCatalogEntrySchema,
-  type WorkerHeartbeat,
-  WorkerHeartbeatSchema,
-} from '@switchyard/contracts';
+import { catalogStoreOf, type WorkerHeartbeat } from '@switchyard/contracts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { untilAnnounced } from '../support/announcements.ts';
+import { postgresBackendEnv, TEST_BACKEND } from '../support/backend.ts';
 import { exampleServer, Fleet } from '../support/fleet.ts';
 import { tsxArgs, WORKER_MAIN } from '../support/paths.ts';
 import { descendants, isAlive } from '../support/processes.ts';
 import { REDIS_URL, redisEnv } from '../support/redis.ts';
 
 /**
- * The worker's life: it publishes its servers' tools and its session states to Redis, follows
+ * The worker's life: it publishes its servers' tools and its session states to the queue store, follows
  * tools/list_changed, and on SIGTERM lets the call in flight finish, closes its sessions and leaves
  * no child process behind.
  */
@@ -30,14 +27,14 @@ describe('worker lifecycle and catalog', () => {
     await fleet?.close();
   });
 
-  const heartbeat = async (workerId: string): Promise<WorkerHeartbeat | undefined> => {
-    const raw = await fleet.redis.hget(redisKeys.workers(fleet.prefix), workerId);
-    return raw ? WorkerHeartbeatSchema.parse(JSON.parse(raw)) : undefined;
-  };
-  const catalogTools = async (server: string): Promise<string[]> => {
-    const raw = await fleet.redis.hget(redisKeys.catalog(fleet.prefix), server);
-    return raw ? ServerCatalogEntrySchema.parse(JSON.parse(raw)).tools.map((tool) => tool.name) : [];
-  };
+  // Through the catalog port, as the orchestrators read it; read(0) forgets no heartbeat, lapsed or live.
+  const catalog = async () => catalogStoreOf(await fleet.suiteStore()).read(0);
+  const heartbeat = async (workerId: string): Promise<WorkerHeartbeat | undefined> =>
+    (await catalog()).workers.find((beat) => beat.workerId === workerId);
+  const catalogTools = async (server: string): Promise<string[]> =>
+    (await catalog()).servers.find((entry) => entry.server === server)?.tools.map((tool) => tool.name) ?? [];
+  /** What points a process at the deployment's queue store, as the fleet's own workers get it. */
+  const storeEnv = () => (TEST_BACKEND === 'postgres' ? postgresBackendEnv() : redisEnv(REDIS_URL));
 
   it('publishes tools and ready sessions, and refreshes the catalog on tools/list_changed', async () => {
     const worker = await fleet.startWorker({ id: 'w-life' });
@@ -62,7 +59,13 @@ describe('worker lifecycle and catalog', () => {
     });
     expect(grown.status).toBe('ok');
     await refreshed;
-    expect(await catalogTools('crashy')).toContain('shiny');
+    // The worker writes the new list after logging the refresh: wait for the write, woken by its announcement.
+    await untilAnnounced(
+      fleet.redis,
+      fleet.prefix,
+      async () => (await catalogTools('crashy')).includes('shiny'),
+      "'shiny' in crashy's catalog entry",
+    );
     // The new tool is callable right away, through the same warm session.
     const shiny = await dispatcher.dispatch({
       jobId: 'life',
@@ -79,7 +82,7 @@ describe('worker lifecycle and catalog', () => {
 
   it('refuses to start on a bad configuration, naming the key', async () => {
     const unknownServer = fleet.group.start('worker bad servers', tsxArgs(WORKER_MAIN), {
-      ...redisEnv(REDIS_URL),
+      ...storeEnv(),
       SWITCHYARD_CONFIG: fleet.configPath,
       SWITCHYARD_PREFIX: fleet.prefix,
       WORKER_SERVERS: 'crashy,nope',
@@ -90,7 +93,7 @@ describe('worker lifecycle and catalog', () => {
     const badFile = fleet.path('bad.yaml');
     writeFileSync(badFile, 'servers:\n  docs:\n    transport: http\n    url: not-a-url\n');
     const badConfig = fleet.group.start('worker bad config', tsxArgs(WORKER_MAIN), {
-      ...redisEnv(REDIS_URL),
+      ...storeEnv(),
       SWITCHYARD_CONFIG: badFile,
       SWITCHYARD_PREFIX: fleet.prefix,
     });

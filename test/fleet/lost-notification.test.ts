@@ -1,6 +1,7 @@
 import {
   parseConfig,
   redisKeys,
+  redisStore,
   type ToolCallJob,
   type ToolCallOutcome,
   toolQueueName,
@@ -49,8 +50,8 @@ describe('a lost outcome notification', () => {
     dispatcher = new ToolCallDispatcher({
       config,
       prefix,
-      redis: dispatcherRedis,
-      catalog: new CatalogReader(dispatcherRedis, prefix, 0),
+      store: redisStore(dispatcherRedis, prefix),
+      catalog: new CatalogReader(redisStore(dispatcherRedis, prefix), 0),
       reconcileEveryMs: 300,
     });
     await dispatcher.start();

@@ -31,7 +31,8 @@ describe('tool worker outcomes', () => {
       notes: exampleServer('notes', { env: { NOTES_LEDGER: `${dir}/notes.jsonl` } }),
       slow: exampleServer('slow', {
         env: { SLOW_LEDGER: `${dir}/slow.jsonl` },
-        timeoutMs: 400,
+        // Long enough for the blocker of the `expired` case below to hold the server on a busy machine.
+        timeoutMs: 3_000,
         retry: { attempts: 1 },
       }),
       capped: exampleServer('search', { maxResultBytes: 1024 }),
@@ -109,7 +110,11 @@ describe('tool worker outcomes', () => {
 
   it('expired when a call waits in the queue past its deadline, and it never runs', async () => {
     // The slow server is serialized (concurrency 1): a long sleep holds it while the next call's deadline passes.
-    const blocker = request('slow', 'sleep', { ms: 300 });
+    const blocker = request('slow', 'sleep', { ms: 2_000 });
+    // Queued only once the blocker runs: added at once, the two could reach the queue in either order.
+    await waitForLedger(fleet.path('slow.jsonl'), (rows) =>
+      rows.some((row) => row.tool === 'sleep' && row.phase === 'start' && row.ms === 2_000),
+    );
     const late = request('notes', 'add_note', { text: 'never' }, { queueTimeoutMs: 1 });
     const queuedBehind = request('slow', 'sleep', { ms: 1 }, { queueTimeoutMs: 50 });
     const [blocked, lateOutcome, behind] = await Promise.all([blocker, late, queuedBehind]);

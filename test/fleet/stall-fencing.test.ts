@@ -1,4 +1,4 @@
-import { redisKeys, toolCallJobId, toolQueueName, WorkerHeartbeatSchema } from '@switchyard/contracts';
+import { catalogStoreOf, toolCallJobId, toolQueueName } from '@switchyard/contracts';
 import { readLedger } from '@switchyard/example-mcp-servers/ledger';
 import type { ToolCallDispatcher } from '@switchyard/orchestrator/dispatch';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -6,6 +6,7 @@ import { exampleServer, Fleet } from '../support/fleet.ts';
 import { type Interval, overlaps, recordedIntervals } from '../support/intervals.ts';
 import { waitForLedger } from '../support/ledger.ts';
 import type { LogLine, TestProcess } from '../support/processes.ts';
+import { NoticeLog } from '../support/queue-jobs.ts';
 
 /** Pings often, and a ping to a frozen server hangs (holding the session's only slot) instead of failing. */
 const HANGING_PINGS = { pingIntervalMs: 100, pingTimeoutMs: 60_000, failureThreshold: 3 };
@@ -13,7 +14,8 @@ const HANGING_PINGS = { pingIntervalMs: 100, pingTimeoutMs: 60_000, failureThres
 /**
  * Issue 8 item 1: a worker frozen (SIGSTOP) past worker.lockDurationMs loses its job to another worker
  * (BullMQ's stalled check); when it wakes (SIGCONT) it still has its pre-freeze copy of the job. It must
- * not send that call (the fence checks its lock token in Redis) and must not record an outcome for it.
+ * not send that call (the fence checks its lock token in the queue store) and must not record an outcome
+ * for it.
  *
  * To freeze a worker exactly between taking a job and sending it, its MCP server is frozen first: the
  * worker's health ping to it then hangs and holds the session's in-flight slot, so the next call waits
@@ -22,6 +24,8 @@ const HANGING_PINGS = { pingIntervalMs: 100, pingTimeoutMs: 60_000, failureThres
 describe('a worker frozen past its lock', () => {
   let fleet: Fleet;
   let dispatcher: ToolCallDispatcher;
+  /** Every outcome notice of the suite's calls, read from before the first dispatch. */
+  let notices: NoticeLog;
   const frozen = new Set<number>();
 
   const pause = (pid: number) => {
@@ -44,6 +48,8 @@ describe('a worker frozen past its lock', () => {
       }),
     }));
     dispatcher = await fleet.dispatcher();
+    notices = new NoticeLog(await fleet.suiteStore());
+    await notices.start();
   });
 
   afterEach(() => {
@@ -52,18 +58,18 @@ describe('a worker frozen past its lock', () => {
   });
 
   afterAll(async () => {
+    await notices?.close();
     await fleet?.close();
   });
 
   /** The pid of a worker's stdio MCP server, from the worker's own heartbeat. */
   async function serverPid(workerId: string, server: string): Promise<number> {
     const until = Date.now() + 30_000;
+    const catalog = catalogStoreOf(await fleet.suiteStore());
     while (Date.now() < until) {
-      const raw = await fleet.redis.hget(redisKeys.workers(fleet.prefix), workerId);
-      const pid = raw ? WorkerHeartbeatSchema.parse(JSON.parse(raw)).sessions[server]?.pid : undefined;
-      if (pid && WorkerHeartbeatSchema.parse(JSON.parse(raw as string)).sessions[server]?.state === 'ready') {
-        return pid;
-      }
+      const beat = (await catalog.read(0)).workers.find((candidate) => candidate.workerId === workerId);
+      const session = beat?.sessions[server];
+      if (session?.pid && session.state === 'ready') return session.pid;
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
     throw new Error(`no heartbeat of ${workerId} with a ready ${server} session`);
@@ -74,8 +80,14 @@ describe('a worker frozen past its lock', () => {
     const pid = await serverPid(workerId, server);
     const stoppedAt = Date.now();
     pause(pid);
+    // Either a ping goes out after the freeze, or one sent just before it is still unanswered half a
+    // second later (its slot still busy, so the next pings are skipped): both hang on the frozen server.
     await worker.waitFor(
-      (log) => log.msg === 'ping sent' && log.server === server && Date.parse(String(log.time)) > stoppedAt,
+      (log) =>
+        log.server === server &&
+        ((log.msg === 'ping sent' && Date.parse(String(log.time)) > stoppedAt) ||
+          (log.msg === 'ping skipped: a request is in flight' &&
+            Date.parse(String(log.time)) > stoppedAt + 500)),
       `a ping to the frozen ${server} server`,
     );
     return pid;
@@ -83,16 +95,10 @@ describe('a worker frozen past its lock', () => {
 
   const about = (toolCallId: string) => (log: LogLine) => log.tool_call_id === toolCallId;
 
-  /** Outcome notifications published for one call (the 'completed' path of every worker). */
+  /** Outcome notices announced for one call so far (the 'completed' path of every worker). */
   async function publishedOutcomes(server: string, toolCallId: string): Promise<number> {
-    const id = toolCallJobId('stall', toolCallId);
-    const entries = (await fleet.redis.xrange(redisKeys.outcomes(fleet.prefix), '-', '+')) as Array<
-      [string, string[]]
-    >;
-    return entries.filter(([, fields]) => {
-      const at = fields.indexOf('id');
-      return fields[at + 1] === id && fields[fields.indexOf('queue') + 1] === toolQueueName(server);
-    }).length;
+    await notices.settled();
+    return notices.count(toolQueueName(server), toolCallJobId('stall', toolCallId));
   }
 
   it('never sends a non-idempotent call again after waking without its lock', async () => {

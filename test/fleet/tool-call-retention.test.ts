@@ -1,23 +1,25 @@
-import { type ToolCallJobInput, toolCallJobId, toolQueueName } from '@switchyard/contracts';
+import { type Store, type ToolCallJobInput, toolCallJobId, toolQueueName } from '@switchyard/contracts';
 import type { ToolCallDispatcher } from '@switchyard/orchestrator/dispatch';
-import { type Queue, QueueEvents } from 'bullmq';
+import type { Queue } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { exampleServer, Fleet } from '../support/fleet.ts';
-import { connect } from '../support/redis.ts';
+import { queueEventsOn, setCompletedAt } from '../support/queue-jobs.ts';
 
 const KEEP_COMPLETED_SECONDS = 120;
 const KEEP_FAILED_SECONDS = 300;
 
 /**
- * `toolCalls.keepCompletedSeconds` really removes a finished tool-call job from Redis, both when the
- * dispatcher's job options apply and when the worker's own do (a job added without them). BullMQ prunes a
- * queue's completed set by the finish time (the set's score) when a later job of that queue finishes; the
- * suite ages a finished job by moving its score back instead of waiting minutes, then finishes another.
+ * `toolCalls.keepCompletedSeconds` really removes a finished tool-call job from the queue store, both when
+ * the dispatcher's job options apply and when the worker's own do (a job added without them). BullMQ prunes
+ * a queue's completed jobs by their finish time (Redis: the completed set's score; PostgreSQL: the job
+ * row's finished_at_ms) when a later job of that queue finishes; the suite ages a finished job by moving
+ * its finish time back instead of waiting minutes, then finishes another.
  */
 describe('tool-call job retention', () => {
   let fleet: Fleet;
   let dispatcher: ToolCallDispatcher;
   let queue: Queue;
+  let store: Store;
   let call = 0;
   const search = async (): Promise<string> => {
     const toolCallId = `call-${++call}`;
@@ -33,17 +35,14 @@ describe('tool-call job retention', () => {
   };
   /** Moves a finished job's finish time back by `seconds`, as if that much time had passed. */
   const age = async (id: string, seconds: number): Promise<void> => {
-    const changed = await fleet.redis.zadd(queue.keys.completed, 'XX', 'CH', Date.now() - seconds * 1000, id);
-    expect(changed).toBe(1);
+    expect(await setCompletedAt(store, queue, id, Date.now() - seconds * 1000)).toBe(1);
   };
   const kept = async (id: string): Promise<boolean> => {
-    const [hash, finished] = await Promise.all([
-      fleet.redis.exists(queue.toKey(id)),
-      fleet.redis.zscore(queue.keys.completed, id),
-    ]);
-    // Half-removed would be a bug of its own: the hash and the set entry go together.
-    expect(hash === 1).toBe(finished !== null);
-    return hash === 1;
+    // Redis: the job's hash, and its entry in the completed set (getJobState looks there first).
+    const [job, state] = await Promise.all([queue.getJob(id), queue.getJobState(id)]);
+    // Half-removed would be a bug of its own: the job and its place among the completed go together.
+    expect(job !== undefined).toBe(state === 'completed');
+    return job !== undefined;
   };
 
   beforeAll(async () => {
@@ -61,6 +60,7 @@ describe('tool-call job retention', () => {
     await fleet.startWorker();
     dispatcher = await fleet.dispatcher();
     queue = dispatcher.queue('search');
+    store = await fleet.suiteStore();
   });
 
   afterAll(async () => {
@@ -105,8 +105,7 @@ describe('tool-call job retention', () => {
       enqueuedAt: now,
       idempotent: true,
     };
-    const connection = connect('switchyard-test-retention-events');
-    const events = new QueueEvents(toolQueueName('search'), { connection, prefix: fleet.prefix });
+    const events = queueEventsOn(store, toolQueueName('search'));
     try {
       await events.waitUntilReady();
       const bare = await queue.add('call', data, { jobId: toolCallJobId('retention', 'bare') });
@@ -116,7 +115,6 @@ describe('tool-call job retention', () => {
       expect(await kept(toolCallJobId('retention', 'bare'))).toBe(true);
     } finally {
       await events.close();
-      await connection.quit();
     }
   });
 });

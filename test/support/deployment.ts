@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { ApiClient, type Json } from './api-client.ts';
+import { DATABASE_URL } from './backend.ts';
 import { Fleet, type ServerEntry } from './fleet.ts';
 import { entryPoint, tsxArgs } from './paths.ts';
 import type { TestProcess } from './processes.ts';
-import { redisEnv } from './redis.ts';
 
-export const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+export { DATABASE_URL };
 
 export const TEAM_KEYS = {
   alpha: 'alpha-key-0000000000000001',
@@ -27,7 +27,8 @@ export const FAST_ORCHESTRATOR_SETTINGS = { lockDurationMs: 2_000, stalledInterv
 
 /**
  * A whole isolated Switchyard: the Fleet (prefix, workers, MCP servers) plus orchestrator replicas on a
- * fresh PostgreSQL schema. `close()` stops every process and drops the schema and the Redis keys.
+ * fresh PostgreSQL schema. `close()` stops every process and drops the schema and the Redis keys (on the
+ * postgres pass: the queue schema, in the same database).
  */
 export class Deployment extends Fleet {
   readonly schema = `sy_test_${randomUUID().replaceAll('-', '').slice(0, 12)}`;
@@ -73,7 +74,7 @@ export class Deployment extends Fleet {
       `orchestrator ${id}`,
       tsxArgs(entryPoint('apps/orchestrator', 'main', this.runMode)),
       {
-        ...redisEnv(this.redisUrl),
+        ...this.queueStoreEnv(),
         DATABASE_URL: this.databaseUrl,
         DATABASE_SCHEMA: this.schema,
         SWITCHYARD_CONFIG: this.configPath,
@@ -98,6 +99,11 @@ export class Deployment extends Fleet {
     };
     this.orchestrators.push(orchestrator);
     return orchestrator;
+  }
+
+  /** On the postgres pass the queues live next to the job store: every process uses one database. */
+  protected override queueDatabaseUrl(): string {
+    return this.databaseUrl;
   }
 
   /** A client of the first orchestrator started, with `team`'s key. */

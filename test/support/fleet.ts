@@ -2,15 +2,21 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
+  type CatalogStore,
+  closeStore,
+  openStore,
   parseConfig,
-  redisKeys,
+  type RedisConnection,
+  redisStore,
   type SessionState,
+  type Store,
   type SwitchyardConfig,
-  WorkerHeartbeatSchema,
 } from '@switchyard/contracts';
 import { CatalogReader } from '@switchyard/orchestrator/catalog';
 import { ToolCallDispatcher } from '@switchyard/orchestrator/dispatch';
 import { stringify } from 'yaml';
+import { catalogOf, forgetQueueStore, registerQueueStore, untilAnnounced } from './announcements.ts';
+import { absentRedis, DATABASE_URL, postgresBackendEnv, TEST_BACKEND } from './backend.ts';
 import { entryPoint, exampleServerPath, RUN_MODE, type RunMode, tsxArgs } from './paths.ts';
 import { ProcessGroup, type TestProcess } from './processes.ts';
 import { connect, defaultClusterNodes, dropPrefix, REDIS_URL, redisEnv, uniquePrefix } from './redis.ts';
@@ -27,6 +33,12 @@ export function exampleServer(name: string, extra: ServerEntry = {}, mode: RunMo
   };
 }
 
+/** Whether `catalog` lists the tools of every one of `servers` (lapsed heartbeats' too). */
+export async function listsAll(catalog: CatalogStore, servers: string[]): Promise<boolean> {
+  const listed = new Set((await catalog.read(0)).servers.map((entry) => entry.server));
+  return servers.every((server) => listed.has(server));
+}
+
 /** Fast failure detection for tests; production defaults are in the config schema. */
 export const FAST_WORKER_SETTINGS = {
   heartbeatMs: 500,
@@ -38,6 +50,9 @@ export const FAST_WORKER_SETTINGS = {
 /**
  * One isolated Switchyard deployment for a suite: a unique BullMQ prefix, a temp dir for the config and
  * ledgers, worker processes, and a dispatcher. `close()` stops every process and deletes every key.
+ * On the postgres pass (SWITCHYARD_TEST_BACKEND=postgres, support/backend.ts) its processes, its
+ * dispatchers and its own waits use the queue schema of the prefix in DATABASE_URL, and no Redis at
+ * all; `close()` drops that schema.
  */
 export class Fleet {
   readonly prefix: string;
@@ -49,11 +64,16 @@ export class Fleet {
   readonly processEnv: Record<string, string> = {};
   /** Whether its apps run from source or compiled (default: SWITCHYARD_COMPILED, see paths.ts). */
   runMode: RunMode = RUN_MODE;
-  readonly redis: ReturnType<typeof connect>;
+  /** The suite's own Redis connection; on the postgres pass a stand-in that fails on first use. */
+  readonly redis: RedisConnection;
   private dispatcherInstance: ToolCallDispatcher | undefined;
   private otherDispatcherInstance: ToolCallDispatcher | undefined;
-  private readonly dispatcherRedis: ReturnType<typeof connect>;
-  private readonly catalogReader: CatalogReader;
+  /** The dispatchers' Redis connection (redis pass only). */
+  private readonly dispatcherRedis: RedisConnection | undefined;
+  /** Shared by both dispatchers; made with the first, from the store they use. */
+  protected catalogReader: CatalogReader | undefined;
+  /** Postgres pass: the queue store of the dispatchers and of this fleet's waits, opened when first needed. */
+  private postgresStore: Promise<Store> | undefined;
 
   constructor(
     label: string,
@@ -68,10 +88,19 @@ export class Fleet {
     /** Sentinel seeds (`host:port,…`, group `mymaster`) every process finds the primary through. */
     readonly redisSentinels = '',
   ) {
-    this.redis = connect('switchyard-test-fleet', redisUrl, redisClusterNodes, redisSentinels);
-    this.dispatcherRedis = connect('switchyard-test-dispatcher', redisUrl, redisClusterNodes, redisSentinels);
     this.prefix = uniquePrefix(label);
-    this.catalogReader = new CatalogReader(this.dispatcherRedis, this.prefix, 100);
+    if (TEST_BACKEND === 'postgres') {
+      this.redis = absentRedis(`fleet ${this.prefix}`);
+      registerQueueStore(this.prefix, () => this.queueStore());
+    } else {
+      this.redis = connect('switchyard-test-fleet', redisUrl, redisClusterNodes, redisSentinels);
+      this.dispatcherRedis = connect(
+        'switchyard-test-dispatcher',
+        redisUrl,
+        redisClusterNodes,
+        redisSentinels,
+      );
+    }
     this.dir = mkdtempSync(join(tmpdir(), `switchyard-${label}-`));
     const raw = { servers: servers(this.dir), worker: { ...FAST_WORKER_SETTINGS, ...worker }, ...extra };
     this.config = parseConfig(raw);
@@ -81,6 +110,58 @@ export class Fleet {
 
   path(name: string): string {
     return join(this.dir, name);
+  }
+
+  /**
+   * Whether this deployment's processes, dispatchers and catalog waits use its queue schema in PostgreSQL:
+   * on the postgres pass (the bench's onPostgres fleets: always). Its own Redis connections are opened,
+   * or not, by the pass alone.
+   */
+  protected queuesOnPostgres(): boolean {
+    return TEST_BACKEND === 'postgres';
+  }
+
+  /** The PostgreSQL that holds this deployment's queues on the postgres pass (Deployment: its database). */
+  protected queueDatabaseUrl(): string {
+    return DATABASE_URL;
+  }
+
+  /** The name of this process's connections to the queue schema. */
+  protected queueStoreConnectionName(): string {
+    return 'switchyard-test-fleet';
+  }
+
+  /** What points an app process at this deployment's queues: `redisUrl` (and the fleet's cluster, sentinels), or PostgreSQL. */
+  protected queueStoreEnv(redisUrl = this.redisUrl): Record<string, string | undefined> {
+    if (this.queuesOnPostgres()) return postgresBackendEnv(this.queueDatabaseUrl());
+    return redisEnv(redisUrl, this.redisClusterNodes, this.redisSentinels);
+  }
+
+  /** Postgres pass: the store of the prefix's queue schema, as the apps open it (the schema made if new). */
+  protected queueStore(): Promise<Store> {
+    this.postgresStore ??= openStore({
+      choice: { backend: 'postgres', reason: 'test' },
+      prefix: this.prefix,
+      redis: { url: '' },
+      databaseUrl: this.queueDatabaseUrl(),
+      connectionName: this.queueStoreConnectionName(),
+    });
+    return this.postgresStore;
+  }
+
+  /**
+   * The store of this deployment's queues, for a suite's own reads and writes (BullMQ's Queue through
+   * `bullmqBinding`, the ports): the suite's Redis connection, or on postgres the queue schema's store,
+   * which `close()` closes.
+   */
+  async suiteStore(): Promise<Store> {
+    return this.queuesOnPostgres() ? this.queueStore() : redisStore(this.redis, this.prefix);
+  }
+
+  /** The store the dispatchers use: their own Redis connection, or the queue store on postgres. */
+  private async dispatcherStore(): Promise<Store> {
+    if (this.queuesOnPostgres() || !this.dispatcherRedis) return this.queueStore();
+    return redisStore(this.dispatcherRedis, this.prefix);
   }
 
   /**
@@ -105,7 +186,7 @@ export class Fleet {
       `worker ${id}`,
       tsxArgs(entryPoint('apps/tool-worker', 'main', this.runMode)),
       {
-        ...redisEnv(options.redisUrl ?? this.redisUrl, this.redisClusterNodes, this.redisSentinels),
+        ...this.queueStoreEnv(options.redisUrl ?? this.redisUrl),
         SWITCHYARD_CONFIG: this.configPath,
         SWITCHYARD_PREFIX: this.prefix,
         WORKER_ID: id,
@@ -126,19 +207,18 @@ export class Fleet {
         ),
       ),
     );
-    // A consumer may start before its server's tool list reaches Redis (in a cluster the catalog and the
-    // queue live on different nodes); a call dispatched before that is treated as non-idempotent.
-    if (waitFor.length > 0) {
-      await this.untilCatalog(
-        `catalog entry for ${waitFor.join(', ')}`,
-        options.timeoutMs ?? 90_000,
-        async () => {
-          const entries = await this.redis.hmget(redisKeys.catalog(this.prefix), ...waitFor);
-          return entries.every((entry) => entry !== null);
-        },
-      );
-    }
+    // A consumer may start before its server's tool list reaches the store (in a cluster the catalog and
+    // the queue live on different nodes); a call dispatched before that is treated as non-idempotent.
+    if (waitFor.length > 0) await this.untilListed(waitFor, options.timeoutMs ?? 90_000);
     return worker;
+  }
+
+  /** Resolves once the catalog lists the tools of every one of `servers`, then drops the dispatcher's catalog cache. */
+  protected async untilListed(servers: string[], timeoutMs: number): Promise<void> {
+    const catalog = await catalogOf(this.redis, this.prefix);
+    await this.untilCatalog(`catalog entry for ${servers.join(', ')}`, timeoutMs, () =>
+      listsAll(catalog, servers),
+    );
   }
 
   /**
@@ -146,11 +226,11 @@ export class Fleet {
    * dispatcher's catalog cache so its next call sees it too.
    */
   async sessionState(server: string, state: SessionState, timeoutMs = 30_000): Promise<void> {
+    const catalog = await catalogOf(this.redis, this.prefix);
     await this.untilCatalog(`a heartbeat with ${server} ${state}`, timeoutMs, async () => {
-      const beats = Object.values(await this.redis.hgetall(redisKeys.workers(this.prefix)));
-      return beats.some(
-        (raw) => WorkerHeartbeatSchema.parse(JSON.parse(raw)).sessions[server]?.state === state,
-      );
+      // Lapsed heartbeats count too (read(0) forgets none), as they did when this read the hash itself.
+      const { workers } = await catalog.read(0);
+      return workers.some((beat) => beat.sessions[server]?.state === state);
     });
   }
 
@@ -159,24 +239,8 @@ export class Fleet {
    * heartbeat and each tool list there), then drops the dispatcher's catalog cache.
    */
   private async untilCatalog(what: string, timeoutMs: number, seen: () => Promise<boolean>): Promise<void> {
-    const subscriber = this.redis.duplicate();
-    try {
-      await new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`no ${what} in ${timeoutMs} ms`)), timeoutMs);
-        const check = () =>
-          void seen().then((found) => {
-            if (found) {
-              clearTimeout(timer);
-              resolve();
-            }
-          }, reject);
-        subscriber.on('message', check);
-        void subscriber.subscribe(redisKeys.catalogChanged(this.prefix)).then(check, reject);
-      });
-    } finally {
-      subscriber.disconnect();
-    }
-    this.catalogReader.invalidate();
+    await untilAnnounced(this.redis, this.prefix, seen, what, timeoutMs);
+    this.catalogReader?.invalidate();
   }
 
   async dispatcher(): Promise<ToolCallDispatcher> {
@@ -191,10 +255,12 @@ export class Fleet {
   }
 
   private async startDispatcher(): Promise<ToolCallDispatcher> {
+    const store = await this.dispatcherStore();
+    this.catalogReader ??= new CatalogReader(store, 100);
     const dispatcher = new ToolCallDispatcher({
       config: this.config,
       prefix: this.prefix,
-      redis: this.dispatcherRedis,
+      store,
       catalog: this.catalogReader,
       reconcileEveryMs: 2_000,
     });
@@ -206,6 +272,23 @@ export class Fleet {
     await this.dispatcherInstance?.close();
     await this.otherDispatcherInstance?.close();
     await this.group.stopAll();
+    if (TEST_BACKEND === 'postgres') await this.dropQueueSchema();
+    else await this.dropRedisKeys();
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+
+  /** Postgres pass: the queue schema goes, with BullMQ's tables and the queue-side ones in it. */
+  protected async dropQueueSchema(): Promise<void> {
+    forgetQueueStore(this.prefix);
+    const store = await this.queueStore();
+    try {
+      if (store.kind === 'postgres') await store.pool.query(`DROP SCHEMA IF EXISTS ${store.schema} CASCADE`);
+    } finally {
+      await closeStore(store);
+    }
+  }
+
+  private async dropRedisKeys(): Promise<void> {
     // A connection ioredis ended by itself has nothing left to clean through: it was to a test's own
     // Redis (killed for good, or a Sentinel group after its failover), which that test stops. Said, not
     // thrown, so the cleanup of a suite whose assertions passed does not fail it; any other error is.
@@ -215,7 +298,6 @@ export class Fleet {
       await dropPrefix(this.redis, this.prefix);
       await this.redis.quit();
     }
-    if (this.dispatcherRedis.status !== 'end') await this.dispatcherRedis.quit();
-    rmSync(this.dir, { recursive: true, force: true });
+    if (this.dispatcherRedis && this.dispatcherRedis.status !== 'end') await this.dispatcherRedis.quit();
   }
 }

@@ -10,6 +10,8 @@ export interface ReceivedSpan {
   name: string;
   kind: number;
   attributes: Record<string, unknown>;
+  /** OTLP status: code 0 UNSET, 1 OK, 2 ERROR, with the description an ERROR carries. */
+  status: { code: number; message: string | undefined };
   /** Epoch milliseconds (fractional). */
   startMs: number;
   durationMs: number;
@@ -36,6 +38,7 @@ interface OtlpExport {
         name: string;
         kind: number;
         attributes?: OtlpAttribute[];
+        status?: { code?: number; message?: string };
         startTimeUnixNano?: string;
         endTimeUnixNano?: string;
       }>;
@@ -110,6 +113,28 @@ export class OtlpReceiver {
     });
   }
 
+  /** Resolves with the first span `matches` accepts, received already or later. */
+  first(matches: (span: ReceivedSpan) => boolean, timeoutMs = 30_000): Promise<ReceivedSpan> {
+    return new Promise((resolve, reject) => {
+      const check = () => {
+        const found = this.spans.find(matches);
+        if (!found) return;
+        done();
+        resolve(found);
+      };
+      const timer = setTimeout(() => {
+        done();
+        reject(new Error(`no matching span after ${timeoutMs} ms`));
+      }, timeoutMs);
+      const done = () => {
+        clearTimeout(timer);
+        this.listeners.delete(check);
+      };
+      this.listeners.add(check);
+      check();
+    });
+  }
+
   private accept(payload: OtlpExport): void {
     for (const resourceSpans of payload.resourceSpans ?? []) {
       const resource = attributesOf(resourceSpans.resource?.attributes);
@@ -124,6 +149,7 @@ export class OtlpReceiver {
             name: span.name,
             kind: span.kind,
             attributes: attributesOf(span.attributes),
+            status: { code: span.status?.code ?? 0, message: span.status?.message || undefined },
             startMs: nanosToMs(span.startTimeUnixNano),
             durationMs: nanosToMs(span.endTimeUnixNano) - nanosToMs(span.startTimeUnixNano),
           });

@@ -12,6 +12,8 @@ import { HttpErrorsFilter } from './http/http-errors.filter.ts';
 import { JsonBodyGuard } from './http/json-body.guard.ts';
 import { RouteSpanInterceptor } from './http/route-span.interceptor.ts';
 import { securityHeaders } from './http/security-headers.ts';
+import { httpRequestMetrics } from './metrics/http-request-metrics.ts';
+import { OrchestratorMetrics } from './metrics/orchestrator-metrics.ts';
 import { DependencyHealth } from './runtime/dependency-health.ts';
 import { createLogger, PinoNestLogger } from './runtime/logger.ts';
 import { readOrchestratorEnv } from './runtime/orchestrator-env.ts';
@@ -32,7 +34,9 @@ async function main(): Promise<void> {
     logger: new PinoNestLogger(log),
     bodyParser: false,
   });
-  // First, so that every answer carries them: errors of the body parser and of guards too. `/docs` is
+  // First, so that every answer is counted: 404s and the body parser's and guards' refusals too.
+  app.use(httpRequestMetrics(app.get(OrchestratorMetrics)));
+  // Then, so that every answer carries them: errors of the body parser and of guards too. `/docs` is
   // ApiDocsController's reference UI.
   app.use(...securityHeaders({ console: CONSOLE_PATH, docs: '/docs', dashboard: DASHBOARD_PATH }));
   app.useBodyParser('json', { limit: config.orchestrator.maxRequestBytes });

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { AGENT_RUNS_QUEUE, parseConfig } from '@switchyard/contracts';
+import { AGENT_RUNS_QUEUE, parseConfig, redisStore } from '@switchyard/contracts';
 import { Redis } from 'ioredis';
 import pino from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -30,7 +30,7 @@ describe('agent-run consumer', () => {
       servers: {},
       orchestrator: { lockDurationMs: 500, stalledIntervalMs: 250 },
     });
-    const runs = new AgentRunQueue(redis, env);
+    const runs = new AgentRunQueue(redisStore(redis, prefix));
     const hung: Array<() => void> = [];
     let gaveUp: (value: { jobId: string; reason: string }) => void = () => undefined;
     const givenUp = new Promise<{ jobId: string; reason: string }>((resolve) => {
@@ -48,7 +48,14 @@ describe('agent-run consumer', () => {
     } as unknown as JobRunner;
     // Its runs never park, so the input store is never asked.
     const inputs = {} as InputStore;
-    const consumer = new AgentRunConsumer(runner, redis, config, env, pino({ level: 'silent' }), inputs);
+    const consumer = new AgentRunConsumer(
+      runner,
+      redisStore(redis, prefix),
+      config,
+      env,
+      pino({ level: 'silent' }),
+      inputs,
+    );
     consumer.onApplicationBootstrap();
     try {
       await runs.enqueue('job_stalls');

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import {
   redisKeys,
+  redisStore,
   type ServerCatalogEntry,
   type SessionState,
   type WorkerHeartbeat,
@@ -52,7 +53,7 @@ describe('catalog reader', () => {
       beat('b', 10_000, { notes: 'degraded', files: 'closed' }),
       beat('gone', -40_000, { files: 'ready' }),
     );
-    const reader = new CatalogReader(redis, prefix, 0);
+    const reader = new CatalogReader(redisStore(redis, prefix), 0);
     expect(await reader.availability('docs', 30_000)).toBe('ready');
     expect(await reader.availability('notes', 30_000)).toBe('recovering');
     expect(await reader.availability('files', 30_000)).toBe('none');
@@ -61,7 +62,7 @@ describe('catalog reader', () => {
 
   it('waits for workers whose heartbeats lapsed moments ago (a paused Redis), not for long-gone ones', async () => {
     await publish(beat('stalled', -2_000, { docs: 'ready' }), beat('gone', -40_000, { files: 'ready' }));
-    const reader = new CatalogReader(redis, prefix, 0);
+    const reader = new CatalogReader(redisStore(redis, prefix), 0);
     expect(await reader.availability('docs', 30_000)).toBe('recovering');
     expect(await reader.availability('docs', 1_000)).toBe('none');
     expect(await reader.availability('files', 30_000)).toBe('none');
@@ -75,7 +76,7 @@ describe('catalog reader', () => {
     const fresh = beat('b', 10_000, { docs: 'reconnecting' });
     (fresh.sessions.docs as { since: number }).since = since(1_000).since;
     await publish(down);
-    const reader = new CatalogReader(redis, prefix, 0);
+    const reader = new CatalogReader(redisStore(redis, prefix), 0);
     expect(await reader.availability('docs', 30_000)).toBe('down');
     expect(await reader.availability('docs')).toBe('recovering');
     await publish(fresh);
@@ -90,7 +91,7 @@ describe('catalog reader', () => {
       updatedAt: Date.now(),
     };
     await redis.hset(redisKeys.catalog(prefix), 'docs', JSON.stringify(entry), 'broken', '{not json');
-    const reader = new CatalogReader(redis, prefix, 0);
+    const reader = new CatalogReader(redisStore(redis, prefix), 0);
     expect(await reader.tool('docs', 'search')).toMatchObject({ annotations: { readOnlyHint: true } });
     expect(await reader.tool('docs', 'missing')).toBeUndefined();
     expect([...(await reader.entries()).keys()]).toEqual(['docs']);
@@ -98,7 +99,7 @@ describe('catalog reader', () => {
 
   it('prunes workers dead for over a minute', async () => {
     await publish(beat('long-gone', -120_000, { docs: 'ready' }), beat('alive', 10_000, { docs: 'ready' }));
-    await new CatalogReader(redis, prefix, 0).liveWorkers();
+    await new CatalogReader(redisStore(redis, prefix), 0).liveWorkers();
     expect(await redis.hkeys(redisKeys.workers(prefix))).toEqual(['alive']);
   });
 });

@@ -1,9 +1,10 @@
 import type { AddressInfo } from 'node:net';
 import { createServer, type Server, type Socket, connect as tcpConnect } from 'node:net';
-import type { SwitchyardConfig } from '@switchyard/contracts';
+import { closeStore, openStore, redisStore, type Store, type SwitchyardConfig } from '@switchyard/contracts';
 import { createLogger } from '@switchyard/telemetry';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { HealthController } from '../src/health/health.controller.ts';
 import { DependencyHealth } from '../src/runtime/dependency-health.ts';
 import type { OrchestratorEnv } from '../src/runtime/orchestrator-env.ts';
 
@@ -104,7 +105,7 @@ describe('DependencyHealth against a PostgreSQL that stops answering', () => {
     const log = createLogger('dependency-health-test');
     log.level = 'silent';
     health = new DependencyHealth(
-      redis,
+      redisStore(redis, 'sy-test-health'),
       {
         replicaId: 'health-test',
         databaseUrl: proxy.url(DATABASE_URL),
@@ -151,4 +152,66 @@ describe('DependencyHealth against a PostgreSQL that stops answering', () => {
     // The stuck probe fails at its own limit (5 s), its connection is dropped, the next one is new.
     await expect.poll(() => answers(health), { timeout: 15_000, interval: 100 }).toBe(true);
   }, 20_000);
+});
+
+/** /health/ready on each backend: what it checks and the `backend` it reports next to them. */
+describe('readiness by backend', () => {
+  const log = createLogger('dependency-health-test');
+  log.level = 'silent';
+  const env = {
+    replicaId: 'health-test',
+    databaseUrl: DATABASE_URL,
+    databaseSchema: 'public',
+  } as OrchestratorEnv;
+  const config = { orchestrator: { dependencyTimeoutMs: 2_000 } } as SwitchyardConfig;
+  const opened: Array<{ store: Store; health: DependencyHealth }> = [];
+
+  async function readiness(backend: 'redis' | 'postgres') {
+    const store = await openStore({
+      choice: { backend, reason: 'test' },
+      prefix: `t_health_${Math.random().toString(36).slice(2, 10)}`,
+      redis: { url: REDIS_URL },
+      databaseUrl: DATABASE_URL,
+      connectionName: 'switchyard-health-test',
+    });
+    const health = new DependencyHealth(store, env, config, log);
+    opened.push({ store, health });
+    return { store, health, controller: new HealthController(health) };
+  }
+
+  afterAll(async () => {
+    for (const { store, health } of opened) {
+      await health.onApplicationShutdown().catch(() => undefined);
+      if (store.kind === 'postgres') await store.pool.query(`DROP SCHEMA IF EXISTS ${store.schema} CASCADE`);
+      await closeStore(store);
+    }
+  });
+
+  it('on redis, checks PostgreSQL and Redis and says so', async () => {
+    const { health, controller } = await readiness('redis');
+    expect(health.all).toEqual(['postgres', 'redis']);
+    expect(await controller.ready()).toEqual({
+      status: 'ok',
+      backend: 'redis',
+      missing: [],
+      postgres: 'ok',
+      redis: 'ok',
+    });
+  });
+
+  it('on postgres, checks PostgreSQL only: no redis entry, and nothing asks Redis', async () => {
+    const { health, controller } = await readiness('postgres');
+    expect(health.all).toEqual(['postgres']);
+    expect(await controller.ready()).toEqual({
+      status: 'ok',
+      backend: 'postgres',
+      missing: [],
+      postgres: 'ok',
+    });
+    await health.requireAll({ fresh: true });
+    // Redis is no dependency here: asking for it anyway is refused, not probed.
+    await expect(health.require(['redis'], { fresh: true })).rejects.toThrow(
+      'redis is not a dependency of the postgres backend',
+    );
+  });
 });

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { parseConfig, redisKeys } from '@switchyard/contracts';
+import { parseConfig, redisKeys, redisStore } from '@switchyard/contracts';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { FairShare } from '../src/dispatch/fair-share.ts';
@@ -13,7 +13,7 @@ const config = parseConfig({
     small: { apiKeys: ['small-key-00000000000001'] },
   },
 });
-const fair = new FairShare(redis, prefix, config);
+const fair = new FairShare(redisStore(redis, prefix), config);
 
 afterAll(async () => {
   const keys = await redis.keys(`${prefix}:*`);

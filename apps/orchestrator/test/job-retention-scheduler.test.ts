@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { parseConfig } from '@switchyard/contracts';
+import { parseConfig, redisStore } from '@switchyard/contracts';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import pino from 'pino';
@@ -7,7 +7,6 @@ import { afterAll, describe, expect, it, vi } from 'vitest';
 import type { JobDeletion } from '../src/jobs/job-deletion.ts';
 import { JOB_RETENTION_QUEUE, JobRetention } from '../src/jobs/job-retention.ts';
 import type { JobStore } from '../src/jobs/job-store.ts';
-import type { OrchestratorEnv } from '../src/runtime/orchestrator-env.ts';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const prefix = `sy-test-retention-${randomUUID().slice(0, 8)}`;
@@ -29,9 +28,8 @@ describe('job-retention scheduler', () => {
     const retention = new JobRetention(
       store,
       {} as JobDeletion,
-      redis,
+      redisStore(redis, prefix),
       config,
-      { prefix, replicaId: 'r-test' } as OrchestratorEnv,
       pino({ level: 'silent' }),
     );
     const queue = new Queue(JOB_RETENTION_QUEUE, { connection: reader, prefix });

@@ -1,22 +1,18 @@
-import { randomUUID } from 'node:crypto';
 import { modelText, type ToolCallOutcome } from '@switchyard/contracts';
-import pg from 'pg';
+import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { JobStore } from '../src/jobs/job-store.ts';
 import { jobView } from '../src/jobs/job-view.ts';
-import { createPool, migrate } from '../src/runtime/database.ts';
-
-const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+import { dropJobSchema, openJobSchema } from './fixtures/job-schema.ts';
 
 /** Real PostgreSQL, a fresh schema dropped afterwards. */
 describe('JobStore', () => {
-  const schema = `sy_test_outcome_${randomUUID().replaceAll('-', '').slice(0, 12)}`;
   let pool: pg.Pool;
+  let schema: string;
   let store: JobStore;
 
   beforeAll(async () => {
-    pool = createPool(DATABASE_URL, schema);
-    await migrate(pool, schema);
+    ({ pool, schema } = await openJobSchema('outcome'));
     store = new JobStore(pool);
     await createJob('job-big');
   });
@@ -40,14 +36,7 @@ describe('JobStore', () => {
     (await store.eventsAfter(jobId, 0)).filter((event) => event.type === 'status').map((event) => event.data);
 
   afterAll(async () => {
-    await pool?.end();
-    const admin = new pg.Client({ connectionString: DATABASE_URL });
-    await admin.connect();
-    try {
-      await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-    } finally {
-      await admin.end();
-    }
+    await dropJobSchema(pool, schema);
   });
 
   it('stores a big text result once and gives every reader its text', async () => {
@@ -172,6 +161,56 @@ describe('JobStore', () => {
     expect((await store.toolCall('job-states', 'call-1'))?.status).toBe('ok');
     const types = (await store.eventsAfter('job-states', 0)).map((event) => event.type);
     expect(types).toEqual(['tool_call.dispatched']);
+  });
+
+  it('keeps only the newest progress event of each running call, replayable after it, and none after its outcome', async () => {
+    await createJob('job-progress');
+    const call = (toolCallId: string) => ({
+      jobId: 'job-progress',
+      toolCallId,
+      position: 0,
+      modelTool: 'slow__sleep',
+      server: 'slow',
+      tool: 'sleep',
+      arguments: { ms: 1_000 },
+    });
+    const progress = (toolCallId: string, value: number) => ({
+      type: 'tool_call.progress',
+      data: { toolCallId, server: 'slow', tool: 'sleep', progress: value, total: 10 },
+    });
+    await store.recordCall(call('call-1'), 'dispatched');
+    await store.recordCall(call('call-2'), 'dispatched');
+    const before = await store.newestEventId('job-progress');
+    for (const value of [1, 2, 3])
+      expect(await store.replaceCallProgress('job-progress', 'call-1', progress('call-1', value))).toBe(true);
+    expect(await store.replaceCallProgress('job-progress', 'call-2', progress('call-2', 7))).toBe(true);
+    const stored = await store.eventsAfter('job-progress', before);
+    expect(stored.map((event) => [event.data.toolCallId, event.data.progress])).toEqual([
+      ['call-1', 3],
+      ['call-2', 7],
+    ]);
+    await store.recordOutcome('job-progress', 'call-1', {
+      status: 'ok',
+      executed: 'yes',
+      attempts: 1,
+      server: 'slow',
+      tool: 'sleep',
+      jobId: 'job-progress',
+      toolCallId: 'call-1',
+      queuedMs: 0,
+      runMs: 1,
+      text: 'slept',
+      content: [],
+      truncated: false,
+      finishedAt: Date.now(),
+    });
+    // A notification that arrives after the outcome is not stored: the outcome ended the call's bar.
+    expect(await store.replaceCallProgress('job-progress', 'call-1', progress('call-1', 9))).toBe(false);
+    const after = await store.eventsAfter('job-progress', before);
+    expect(after.map((event) => [event.data.toolCallId, event.data.progress])).toEqual([
+      ['call-1', 3],
+      ['call-2', 7],
+    ]);
   });
 
   // A job final without its final status event leaves every stream follower waiting for it (the fault

@@ -1,32 +1,20 @@
-import { randomUUID } from 'node:crypto';
-import { redisKeys, type ToolCallOutcome } from '@switchyard/contracts';
-import { Redis } from 'ioredis';
+import type { ToolCallOutcome } from '@switchyard/contracts';
 import pino from 'pino';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { ModelTool, ModelToolCatalog } from '../src/catalog/model-tool-catalog.ts';
 import { localOutcome } from '../src/dispatch/local-outcome.ts';
+import type { ProgressListener } from '../src/dispatch/progress-listener.ts';
 import type { ToolCallDispatcher } from '../src/dispatch/tool-call-dispatcher.ts';
 import type { ToolCallRequest } from '../src/dispatch/tool-call-request.ts';
 import type { InputStore } from '../src/jobs/input-store.ts';
 import type { JobEvents } from '../src/jobs/job-events.ts';
 import type { JobRecord, JobStore, ToolCallRecord } from '../src/jobs/job-store.ts';
-import { RedisEpochs } from '../src/jobs/redis-epochs.ts';
+import type { QueueEpochs } from '../src/jobs/queue-epochs.ts';
 import type { OrchestratorMetrics } from '../src/metrics/orchestrator-metrics.ts';
-import type { OrchestratorEnv } from '../src/runtime/orchestrator-env.ts';
 import type { ApprovalGate } from '../src/tool-calls/approval-gate.ts';
 import { UNCONTESTED_LEASE } from '../src/tool-calls/call-lease.ts';
 import { lostEntryDecision } from '../src/tool-calls/lost-queue-entry.ts';
 import { ToolCallLifeCycle } from '../src/tool-calls/tool-call-life-cycle.ts';
-
-const redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', { maxRetriesPerRequest: null });
-const prefix = `sy-test-epoch-${randomUUID().slice(0, 8)}`;
-const env = { prefix, replicaId: 'r-test' } as OrchestratorEnv;
-
-afterAll(async () => {
-  const keys = await redis.keys(`${prefix}:*`);
-  if (keys.length > 0) await redis.del(...keys);
-  await redis.quit();
-});
 
 describe('the decision for a dispatched call whose queue job is gone', () => {
   it('adds it again when it was recorded under the epoch Redis has now: it was never queued', () => {
@@ -47,30 +35,6 @@ describe('the decision for a dispatched call whose queue job is gone', () => {
   it('adds an idempotent call again under any epoch: running it twice is allowed', () => {
     expect(lostEntryDecision({ recordedEpoch: 'e1', currentEpoch: 'e2', idempotent: true })).toBe('add');
     expect(lostEntryDecision({ recordedEpoch: null, currentEpoch: 'e2', idempotent: true })).toBe('add');
-  });
-});
-
-/** Real Redis: the epoch key of one slot, as two replicas see it. */
-describe('RedisEpochs', () => {
-  it('creates one epoch per slot that every replica agrees on, and reports its loss', async () => {
-    const one = new RedisEpochs(redis, env);
-    const two = new RedisEpochs(redis, env);
-    const [first, second] = await Promise.all([one.read('notes'), two.read('notes')]);
-    expect(first.epoch).toBe(second.epoch);
-    expect(first).toMatchObject({ changed: true, lost: false });
-    expect(await redis.get(redisKeys.epoch(prefix, 'notes'))).toBe(first.epoch);
-    expect(await one.read('notes')).toMatchObject({ epoch: first.epoch, changed: false, lost: false });
-    // Another slot has its own epoch.
-    expect((await one.read('agent-runs')).epoch).not.toBe(first.epoch);
-
-    // Redis restarted empty (or a failover to a replica that never had the key).
-    await redis.del(redisKeys.epoch(prefix, 'notes'));
-    const after = await one.read('notes');
-    expect(after).toMatchObject({ changed: true, lost: true, previous: first.epoch });
-    expect(after.epoch).not.toBe(first.epoch);
-    expect(await two.read('notes')).toMatchObject({ epoch: after.epoch, lost: true });
-    // What a dispatch records: the epoch last read, without a round trip.
-    expect(await one.forDispatch('notes')).toBe(after.epoch);
   });
 });
 
@@ -150,7 +114,9 @@ describe('re-dispatch of a call recorded dispatched', () => {
     const epochs = {
       read: async () => ({ epoch: options.currentEpoch, changed: false, lost: false }),
       forDispatch: async () => options.currentEpoch,
-    } as unknown as RedisEpochs;
+    } as unknown as QueueEpochs;
+    // No worker runs here: nobody reports progress.
+    const progress = { on: () => () => undefined } as unknown as ProgressListener;
     const lifeCycle = new ToolCallLifeCycle(
       store,
       events,
@@ -160,6 +126,7 @@ describe('re-dispatch of a call recorded dispatched', () => {
       approvals,
       inputs,
       epochs,
+      progress,
     );
     const never = new AbortController().signal;
     const outcome = await lifeCycle.execute(

@@ -1,5 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { type CatalogTool, parseConfig, redisKeys, type SessionState } from '@switchyard/contracts';
+import {
+  type CatalogTool,
+  parseConfig,
+  redisKeys,
+  redisStore,
+  type SessionState,
+} from '@switchyard/contracts';
 import { Redis } from 'ioredis';
 import pino from 'pino';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
@@ -44,7 +50,11 @@ describe('model tool catalog: name resolution', () => {
   beforeEach(() => {
     prefix = `sy-test-names-${randomUUID().slice(0, 8)}`;
     used.push(prefix);
-    catalog = new ModelToolCatalog(new CatalogReader(redis, prefix, 0), config, pino({ level: 'silent' }));
+    catalog = new ModelToolCatalog(
+      new CatalogReader(redisStore(redis, prefix), 0),
+      config,
+      pino({ level: 'silent' }),
+    );
   });
 
   afterAll(async () => {

@@ -1,32 +1,69 @@
 import { randomUUID } from 'node:crypto';
-import { parseConfig, redisKeys } from '@switchyard/contracts';
-import { Redis } from 'ioredis';
-import pg from 'pg';
+import { AGENT_RUNS_QUEUE, parseConfig, redisKeys, type Store } from '@switchyard/contracts';
+import type pg from 'pg';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { contractBackends, type OpenedStore } from '../../../libs/contracts/test/contract-backends.ts';
 import type { JobRunner } from '../src/agent/runs/job-runner.ts';
 import { AgentRunQueue } from '../src/jobs/agent-run-queue.ts';
 import { type JobRecord, JobStore } from '../src/jobs/job-store.ts';
-import { RedisEpochs } from '../src/jobs/redis-epochs.ts';
+import { QueueEpochs } from '../src/jobs/queue-epochs.ts';
 import { OpenRuns } from '../src/reconcile/open-runs.ts';
 import { RunReconciler } from '../src/reconcile/run-reconciler.ts';
-import { createPool, migrate } from '../src/runtime/database.ts';
-import type { OrchestratorEnv } from '../src/runtime/orchestrator-env.ts';
 
-const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
-const redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', { maxRetriesPerRequest: null });
-const prefix = `sy-test-reconcile-${randomUUID().slice(0, 8)}`;
-const env = { prefix, replicaId: 'r-test' } as OrchestratorEnv;
+import { createPool, migrate } from '../src/runtime/database.ts';
+import { DATABASE_URL, dropJobSchema } from './fixtures/job-schema.ts';
+
+/** What a case does to the queues behind BullMQ's back, on each backend. */
+function queueData(store: Store, runs: AgentRunQueue) {
+  if (store.kind === 'redis') {
+    return {
+      /** Redis restarted empty. */
+      loseEverything: async () => {
+        const keys = await store.redis.keys(`${store.prefix}:*`);
+        if (keys.length > 0) await store.redis.del(...keys);
+      },
+      runsEpoch: () => store.redis.get(redisKeys.epoch(store.prefix, 'agent-runs')),
+      /** BullMQ's own endings, as its worker writes them: finishedOn, and failedReason for a failure. */
+      finish: async (id: string, failedReason?: string) => {
+        const finishedOn = String(Date.now());
+        await store.redis.hset(
+          runs.queue.toKey(id),
+          failedReason ? { finishedOn, failedReason } : { finishedOn, returnvalue: 'null' },
+        );
+      },
+    };
+  }
+  return {
+    /** The queue schema restored from a backup that predates every job. */
+    loseEverything: async () => {
+      await store.pool.query('DELETE FROM job WHERE queue = $1', [AGENT_RUNS_QUEUE]);
+      await store.pool.query('DELETE FROM epoch');
+    },
+    runsEpoch: async () =>
+      (await store.pool.query<{ epoch: string }>(`SELECT epoch FROM epoch WHERE tag = 'agent-runs'`)).rows[0]
+        ?.epoch,
+    finish: async (id: string, failedReason?: string) => {
+      await store.pool.query(
+        `UPDATE job SET state = $3, finished_at_ms = $4, failed_reason = $5 WHERE queue = $1 AND id = $2`,
+        [AGENT_RUNS_QUEUE, id, failedReason ? 'failed' : 'completed', Date.now(), failedReason ?? null],
+      );
+    },
+  };
+}
 
 /**
- * Real PostgreSQL (a fresh schema) and Redis (an own prefix): PostgreSQL holds open jobs whose
- * `{agent-runs}` entries are gone, as after Redis restarted empty; a round queues their runs again.
+ * Real PostgreSQL (a fresh schema) for the record, and the queues on each backend: PostgreSQL holds
+ * open jobs whose `{agent-runs}` entries are gone, as after the queues lost their data; a round queues
+ * their runs again.
  */
-describe('RunReconciler', () => {
+describe.each(contractBackends)('RunReconciler with the queues on $name', (backend) => {
   const schema = `sy_test_reconcile_${randomUUID().replaceAll('-', '').slice(0, 12)}`;
   let pool: pg.Pool;
   let store: JobStore;
+  let opened: OpenedStore | undefined;
   let runs: AgentRunQueue;
+  let queues: ReturnType<typeof queueData>;
   const runningHere = new Set<string>();
   const givenUp: Array<{ id: string; reason: string }> = [];
   let reconciler: RunReconciler;
@@ -35,7 +72,9 @@ describe('RunReconciler', () => {
     pool = createPool(DATABASE_URL, schema);
     await migrate(pool, schema);
     store = new JobStore(pool);
-    runs = new AgentRunQueue(redis, env);
+    opened = await backend.open();
+    runs = new AgentRunQueue(opened.store);
+    queues = queueData(opened.store, runs);
     const runner = {
       isRunningHere: (id: string) => runningHere.has(id),
       giveUp: async (id: string, reason: string) => {
@@ -46,9 +85,9 @@ describe('RunReconciler', () => {
     reconciler = new RunReconciler(
       new OpenRuns(pool),
       runs,
-      new RedisEpochs(redis, env),
+      new QueueEpochs(opened.store),
       runner,
-      redis,
+      opened.store,
       config,
       pino({ level: 'silent' }),
     );
@@ -56,17 +95,8 @@ describe('RunReconciler', () => {
 
   afterAll(async () => {
     await runs?.onModuleDestroy();
-    await pool?.end();
-    const admin = new pg.Client({ connectionString: DATABASE_URL });
-    await admin.connect();
-    try {
-      await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-    } finally {
-      await admin.end();
-    }
-    const keys = await redis.keys(`${prefix}:*`);
-    if (keys.length > 0) await redis.del(...keys);
-    await redis.quit();
+    await opened?.close();
+    await dropJobSchema(pool, schema);
   });
 
   /** A job as the API stores it, made `ageSeconds` old, in `status`. */
@@ -124,14 +154,13 @@ describe('RunReconciler', () => {
     for (const absent of ['j-finished', 'j-gateway', 'j-young', 'j-here'])
       expect(await runs.queue.getJobState(absent), absent).toBe('unknown');
     // The epochs exist now, for every replica to compare against.
-    expect(await redis.get(redisKeys.epoch(prefix, 'agent-runs'))).toBeTruthy();
+    expect(await queues.runsEpoch()).toBeTruthy();
 
     // Idempotent: what is queued is not queued twice.
     expect(await reconciler.round()).toEqual([]);
 
-    // Redis lost its data again: the next round notices the new epoch and sweeps everything again.
-    const keys = await redis.keys(`${prefix}:*`);
-    await redis.del(...keys);
+    // The queues lost their data again: the next round notices the new epoch and sweeps everything again.
+    await queues.loseEverything();
     runningHere.delete('j-here');
     expect((await reconciler.round()).sort()).toEqual([
       'j-here',
@@ -151,13 +180,8 @@ describe('RunReconciler', () => {
     await job('j-completed-run', 'running', 'agent', 110);
     await runs.enqueue('j-failed-run');
     await runs.enqueue('j-completed-run');
-    // BullMQ's own endings, as its worker writes them: finishedOn, and failedReason for a failure.
-    const failedAt = String(Date.now());
-    await redis.hset(runs.queue.toKey('j-failed-run'), {
-      finishedOn: failedAt,
-      failedReason: 'job stalled more than allowable limit',
-    });
-    await redis.hset(runs.queue.toKey('j-completed-run'), { finishedOn: failedAt, returnvalue: 'null' });
+    await queues.finish('j-failed-run', 'job stalled more than allowable limit');
+    await queues.finish('j-completed-run');
     givenUp.length = 0;
     const requeued = await reconciler.round();
     expect(givenUp).toEqual([{ id: 'j-failed-run', reason: 'job stalled more than allowable limit' }]);

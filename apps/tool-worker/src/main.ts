@@ -1,5 +1,12 @@
 import './telemetry/instrument.ts';
-import { ConfigError, loadConfig, WORKER_UNUSED_SECRETS } from '@switchyard/contracts';
+import {
+  ConfigError,
+  chooseBackend,
+  loadConfig,
+  openStore,
+  type SwitchyardConfig,
+  WORKER_UNUSED_SECRETS,
+} from '@switchyard/contracts';
 import { stopTracing } from '@switchyard/telemetry';
 import { createLogger } from './runtime/logger.ts';
 import { readWorkerEnv } from './runtime/worker-env.ts';
@@ -17,7 +24,22 @@ async function main(): Promise<void> {
     process.exit(1);
   });
   const config = loadConfig(env.configPath, process.env, { unusedSecrets: WORKER_UNUSED_SECRETS });
-  const worker = new ToolWorker({ ...env, config, log });
+  const choice = chooseBackend(process.env, config.backend);
+  log.info(
+    { backend: choice.backend, reason: choice.reason },
+    `backend: ${choice.backend} (${choice.reason})`,
+  );
+  const store = await openStore({
+    choice,
+    prefix: env.prefix,
+    redis: env.redis,
+    databaseUrl: env.databaseUrl,
+    connectionName: `switchyard-worker-${env.workerId}`,
+    // Each call in flight fences, holds and records through it (a served queue's LISTEN adds one more).
+    poolMax: 4 + servedConcurrency(config, env.servers),
+    onError: (error, what) => log.warn({ err: error }, what),
+  });
+  const worker = new ToolWorker({ ...env, store, config, log });
   let signals = 0;
   const stop = (signal: NodeJS.Signals) => {
     signals += 1;
@@ -40,6 +62,13 @@ async function main(): Promise<void> {
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);
   await worker.start();
+}
+
+/** Calls this worker may run at once over the servers it serves (each counted up to 8). */
+function servedConcurrency(config: SwitchyardConfig, servers: string[] | undefined): number {
+  return Object.entries(config.servers)
+    .filter(([name]) => !servers || servers.includes(name))
+    .reduce((sum, [, server]) => sum + Math.min(server.concurrency, 8), 0);
 }
 
 main().catch((error: unknown) => {

@@ -1,21 +1,23 @@
 import type { Server } from 'node:http';
 import {
   ArgumentValidator,
+  ClockOffsetGate,
+  type ClockOffsetState,
   ConfigError,
-  connectRedis,
-  duplicateRedis,
-  RedisClock,
-  type RedisConnection,
-  type RedisTarget,
-  redisKeys,
+  cancelRequests,
+  closeStore,
+  ServerClock,
+  type Store,
   type SwitchyardConfig,
+  storeName,
   ToolCallCancelSchema,
+  type Unsubscribe,
 } from '@switchyard/contracts';
 import { CatalogPublisher } from './catalog/catalog-publisher.ts';
 import { credentialFetch } from './credentials/credential-fetch.ts';
 import { TeamCredentials } from './credentials/team-credentials.ts';
 import { TeamSessions } from './credentials/team-sessions.ts';
-import { ReplicaWait } from './execution/replica-wait.ts';
+import { type ReplicaWait, replicaWaitFor } from './execution/replica-wait.ts';
 import { ServerConsumer } from './execution/server-consumer.ts';
 import { listeningPort, startWorkerHttp } from './observability/worker-http.ts';
 import { WorkerMetrics } from './observability/worker-metrics.ts';
@@ -24,7 +26,8 @@ import { SessionPool } from './sessions/session-pool.ts';
 
 export interface ToolWorkerOptions {
   config: SwitchyardConfig;
-  redis: RedisTarget;
+  /** The queue store, opened by the caller and closed by stop(). */
+  store: Store;
   prefix: string;
   workerId: string;
   /** Servers to serve; all configured ones when undefined. */
@@ -56,31 +59,27 @@ function selectServers(config: SwitchyardConfig, names: string[] | undefined) {
  */
 export class ToolWorker {
   readonly pool: SessionPool;
-  private readonly redis: RedisConnection;
-  /** Subscribed to the cancel channel: a subscriber connection can do nothing else. */
-  private readonly cancels: RedisConnection;
+  /** Ends the subscription to cancel requests (its own connection); set by start(). */
+  private cancels: Unsubscribe | undefined;
   private readonly consumers: ServerConsumer[];
   /** Stdio servers with per-team secrets: each team's own sessions. */
   private readonly teamSessions = new Map<string, TeamSessions>();
   private readonly publisher: CatalogPublisher;
   private readonly replicaWait: ReplicaWait;
   private readonly metrics: WorkerMetrics;
-  /** Deadlines are stamped on Redis's clock by the orchestrator and judged here on the same clock. */
-  private readonly clock: RedisClock;
+  /** Deadlines are stamped on the store's clock by the orchestrator and judged here on the same clock. */
+  private readonly clock: ServerClock;
+  /** BullMQ's PostgreSQL locks are on each host's clock: a host far off takes no call (Redis: none). */
+  private readonly clockGate: ClockOffsetGate | undefined;
   private http: Server | undefined;
   private stopping: Promise<void> | undefined;
 
   constructor(private readonly options: ToolWorkerOptions) {
     const { config, prefix, workerId, log } = options;
     const servers = selectServers(config, options.servers);
-    this.redis = connectRedis(options.redis, `switchyard-worker-${workerId}`);
-    this.redis.on('error', (error) => log.warn({ err: error }, 'redis connection error'));
-    // Connections per worker process: this shared one, this subscriber, and one blocking connection
-    // per served server (each BullMQ Worker's own).
-    this.cancels = duplicateRedis(this.redis, `switchyard-worker-${workerId}-cancels`);
-    this.cancels.on('error', (error) => log.warn({ err: error }, 'redis cancel subscriber error'));
-    this.cancels.on('message', (_channel, message) => this.onCancel(message));
-    const credentials = new TeamCredentials(servers, this.redis, prefix);
+    // Connections per worker process: this shared one, the cancel subscriber (start()), and one
+    // blocking connection per served server (each BullMQ Worker's own).
+    const credentials = new TeamCredentials(servers, options.store);
     this.pool = new SessionPool(servers, log, (server) =>
       credentials.protects(server) ? credentialFetch(credentials.forSession(server)) : undefined,
     );
@@ -92,13 +91,18 @@ export class ToolWorker {
       }
     }
     const validator = new ArgumentValidator();
-    this.clock = RedisClock.of(this.redis, {
-      onError: (error) => log.warn({ err: error }, 'could not read the Redis clock: keeping the last offset'),
-      onSample: (sample) => log.debug(sample, 'Redis clock measured'),
+    this.clockGate = ClockOffsetGate.for(options.store, config.worker.lockDurationMs);
+    this.clock = ServerClock.of(options.store, {
+      onError: (error) => log.warn({ err: error }, 'could not read the store clock: keeping the last offset'),
+      onSample: (sample) => {
+        log.debug(sample, 'store clock measured');
+        const flipped = this.clockGate?.observe(sample);
+        if (flipped) this.onClockVerdict(flipped);
+      },
     });
     // Re-read every heartbeat: cheap (one INFO per primary), and a failover changes the answer.
-    this.replicaWait = new ReplicaWait(
-      this.redis,
+    this.replicaWait = replicaWaitFor(
+      options.store,
       config.worker.replicaWait,
       config.worker.lockDurationMs,
       config.worker.heartbeatMs,
@@ -113,7 +117,7 @@ export class ToolWorker {
           settings: config.worker,
           retention: config.toolCalls,
           prefix,
-          redis: this.redis,
+          store: options.store,
           validator,
           credentials,
           teamSessions: this.teamSessions.get(server),
@@ -126,8 +130,7 @@ export class ToolWorker {
     );
     this.publisher = new CatalogPublisher({
       pool: this.pool,
-      redis: this.redis,
-      prefix,
+      store: options.store,
       workerId,
       heartbeatMs: config.worker.heartbeatMs,
       // Read on every beat: the port is known only once the HTTP server listens.
@@ -143,19 +146,49 @@ export class ToolWorker {
         pool: this.pool,
         metrics: this.metrics,
         log,
+        clockRefusal: () => this.clockRefusal(),
       });
     }
     this.publisher.start();
     this.replicaWait.start();
-    await this.cancels.subscribe(redisKeys.cancels(this.options.prefix));
+    this.cancels = await cancelRequests(this.options.store).subscribe((message) => this.onCancel(message), {
+      connectionName: `switchyard-worker-${workerId}-cancels`,
+      onError: (error) => log.warn({ err: error }, 'cancel subscriber error'),
+    });
     // Before the first call is taken: a call's deadline is judged on this clock.
     const clockSample = await this.clock.sync();
-    log.info(clockSample, 'clock synced to Redis');
+    log.info(
+      { ...clockSample, store: this.options.store.kind },
+      `clock synced to ${storeName(this.options.store)}`,
+    );
     this.clock.start();
     await Promise.all(this.consumers.map((consumer) => consumer.start()));
     for (const consumer of this.consumers) consumer.watchRedis();
     await this.pool.open();
     log.info({ workerId, sessions: this.pool.statuses() }, 'tool worker started');
+  }
+
+  /** Why /health/ready must say not ready because of the clock; undefined when it need not. */
+  private clockRefusal(): (ClockOffsetState & { status: string }) | undefined {
+    const state = this.clockGate?.current;
+    if (!state?.refusing) return undefined;
+    return { ...state, status: `clock too far from ${storeName(this.options.store)}` };
+  }
+
+  /** The offset crossed the gate's bound (either way): every consumer pauses or resumes. */
+  private onClockVerdict(state: ClockOffsetState): void {
+    const { log, store } = this.options;
+    const fields = { offsetMs: state.offsetMs, rttMs: state.rttMs, limitMs: state.limitMs };
+    if (state.refusing) {
+      log.error(fields, `clock too far from ${storeName(store)}: taking no calls, running no stalled checks`);
+    } else {
+      log.info(fields, `clock back within bounds of ${storeName(store)}: taking calls again`);
+    }
+    for (const consumer of this.consumers) {
+      consumer
+        .refuseForClock(state.refusing)
+        .catch((error: unknown) => log.error({ err: error }, 'could not follow the clock verdict'));
+    }
   }
 
   private onCancel(message: string): void {
@@ -189,8 +222,8 @@ export class ToolWorker {
     await this.publisher.stop();
     this.replicaWait.stop();
     this.clock.stop();
-    await this.cancels.quit().catch(() => this.cancels.disconnect());
-    await this.redis.quit().catch(() => this.redis.disconnect());
+    await this.cancels?.();
+    await closeStore(this.options.store);
     await new Promise((resolve) => (this.http ? this.http.close(resolve) : resolve(undefined)));
     log.info('tool worker stopped');
   }

@@ -45,6 +45,52 @@ describe("a call's answers to its server's questions", () => {
     });
   });
 
+  // SEP-1034, as the official conformance scenario asks it: a field of each primitive kind with a default.
+  const withDefaults: ElicitRequest['params'] = {
+    mode: 'form',
+    message: 'Who are you?',
+    requestedSchema: {
+      type: 'object',
+      properties: {
+        name: { type: 'string', default: 'John Doe' },
+        age: { type: 'integer', default: 30 },
+        score: { type: 'number', default: 95.5 },
+        status: { type: 'string', enum: ['active', 'inactive'], default: 'active' },
+        verified: { type: 'boolean', default: true },
+      },
+    },
+  };
+  const allDefaults = { name: 'John Doe', age: 30, score: 95.5, status: 'active', verified: true };
+
+  it("fills in the requested schema's defaults for the fields an accepted answer leaves out", async () => {
+    const questions = new CallQuestions({ action: 'accept', content: { name: 'Ada', verified: false } });
+    expect(await questions.handler(withDefaults)).toEqual({
+      action: 'accept',
+      content: { ...allDefaults, name: 'Ada', verified: false },
+    });
+    // An empty acceptance is all defaults; a decline stays without content.
+    expect(await new CallQuestions({ action: 'accept' }).handler(withDefaults)).toEqual({
+      action: 'accept',
+      content: allDefaults,
+    });
+    expect(await new CallQuestions({ action: 'decline' }).handler(withDefaults)).toEqual({
+      action: 'decline',
+    });
+  });
+
+  it('with answerWithDefaults, answers a question whose every field has a default at once, and only such a one', async () => {
+    const questions = new CallQuestions(undefined, { answerWithDefaults: true });
+    expect(await questions.handler(withDefaults)).toEqual({ action: 'accept', content: allDefaults });
+    expect(questions.unanswered).toBeUndefined();
+    // A field without a default needs a person: parked as before.
+    expect(await questions.handler(form)).toEqual({ action: 'cancel' });
+    expect(questions.unanswered?.message).toBe('Confirm?');
+    // Off (the default), even an all-defaults form waits for a person.
+    const off = new CallQuestions(undefined);
+    expect(await off.handler(withDefaults)).toEqual({ action: 'cancel' });
+    expect(off.unanswered?.message).toBe('Who are you?');
+  });
+
   it('a decline carries no content', async () => {
     const questions = new CallQuestions({ action: 'decline', content: { confirm: true } });
     expect(await questions.handler(form)).toEqual({ action: 'decline' });

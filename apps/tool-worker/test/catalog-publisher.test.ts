@@ -1,13 +1,21 @@
 import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
-import { redisKeys } from '@switchyard/contracts';
+import {
+  catalogStoreOf,
+  closeStore,
+  openStore,
+  redisKeys,
+  redisStore,
+  type Store,
+} from '@switchyard/contracts';
 import { Redis } from 'ioredis';
-import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { CatalogPublisher } from '../src/catalog/catalog-publisher.ts';
 import type { Logger } from '../src/runtime/logger.ts';
 import type { SessionPool } from '../src/sessions/session-pool.ts';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const prefix = `sy-test-catalog-${randomUUID().slice(0, 8)}`;
 const quiet = (): undefined => undefined;
 const log = { info: quiet, warn: quiet, error: quiet, debug: quiet, child: () => log } as unknown as Logger;
@@ -58,8 +66,7 @@ function publisher(heartbeatMs: number) {
   const pool = readyPool();
   const catalogPublisher = new CatalogPublisher({
     pool,
-    redis,
-    prefix,
+    store: redisStore(redis, prefix),
     workerId: 'w-test',
     heartbeatMs,
     log,
@@ -98,5 +105,48 @@ describe('catalog publisher after Redis lost the catalog', () => {
       timeout: 5_000,
       interval: 20,
     });
+  });
+});
+
+describe('catalog publisher on PostgreSQL', () => {
+  let store: Store | undefined;
+
+  beforeAll(async () => {
+    store = await openStore({
+      choice: { backend: 'postgres', reason: 'test' },
+      prefix: `t_${randomUUID().slice(0, 8)}`,
+      redis: { url: '' },
+      databaseUrl: DATABASE_URL,
+      connectionName: 'switchyard-test-catalog-publisher',
+    });
+  });
+
+  afterAll(async () => {
+    if (store?.kind !== 'postgres') return;
+    try {
+      await store.pool.query(`DROP SCHEMA ${store.schema} CASCADE`);
+    } finally {
+      await closeStore(store);
+    }
+  });
+
+  it('publishes, writes a lost tool list again on the next heartbeat, and leaves on stop', async () => {
+    if (store?.kind !== 'postgres') throw new Error('postgres store not open');
+    const pool = readyPool();
+    const catalogPublisher = new CatalogPublisher({ pool, store, workerId: 'w-pg', heartbeatMs: 100, log });
+    stops.push(() => catalogPublisher.stop());
+    catalogPublisher.start();
+    pool.get('search')?.emit('tools', []);
+    const catalog = catalogStoreOf(store);
+    const published = async () => {
+      const contents = await catalog.read(0);
+      expect(contents.servers).toMatchObject([{ server: 'search', publishedBy: 'w-pg' }]);
+      expect(contents.workers).toMatchObject([{ workerId: 'w-pg' }]);
+    };
+    await vi.waitFor(published, { timeout: 5_000, interval: 20 });
+    await store.pool.query('TRUNCATE catalog');
+    await vi.waitFor(published, { timeout: 5_000, interval: 20 });
+    await catalogPublisher.stop();
+    expect((await catalog.read(0)).workers).toEqual([]);
   });
 });

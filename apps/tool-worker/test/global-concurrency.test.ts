@@ -35,7 +35,7 @@ function consumer(queueName: string, ran: Interval[], checkEveryMs = 60_000) {
   const queue = new Queue(queueName, { connection, prefix });
   const concurrency = new GlobalConcurrency({
     queue,
-    connection,
+    reconnects: connection,
     concurrency: 1,
     checkEveryMs,
     server: queueName,

@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { type Job, Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { JobFence } from '../src/execution/job-fence.ts';
-import { ReplicaWait } from '../src/execution/replica-wait.ts';
+import { RedisJobFence } from '../src/execution/redis-job-fence.ts';
+import { RedisReplicaWait } from '../src/execution/replica-wait.ts';
 import type { Logger } from '../src/runtime/logger.ts';
 
 const quiet = { info: () => undefined, warn: () => undefined } as unknown as Logger;
@@ -40,8 +40,8 @@ describe('job fence with a replica wait', () => {
   });
 
   it('does not send a call whose marker no replica confirmed, and takes the marker back', async () => {
-    const wait = new ReplicaWait(redis, { replicas: 1, timeoutMs: 200 }, 5_000, 60_000, quiet);
-    const fence = new JobFence(redis, keys, 5_000, wait);
+    const wait = new RedisReplicaWait(redis, { replicas: 1, timeoutMs: 200 }, 5_000, 60_000, quiet);
+    const fence = new RedisJobFence(redis, keys, 5_000, wait);
     const startedAt = Date.now();
     expect(await fence.beforeSend(job, token, marker)).toEqual({
       unreplicated: { acked: 0, required: 1, timeoutMs: 200 },
@@ -53,8 +53,8 @@ describe('job fence with a replica wait', () => {
   });
 
   it('waits for nobody on auto when the primary has no replicas', async () => {
-    const wait = new ReplicaWait(redis, { replicas: 'auto', timeoutMs: 200 }, 5_000, 60_000, quiet);
-    const fence = new JobFence(redis, keys, 5_000, wait);
+    const wait = new RedisReplicaWait(redis, { replicas: 'auto', timeoutMs: 200 }, 5_000, 60_000, quiet);
+    const fence = new RedisJobFence(redis, keys, 5_000, wait);
     expect(await wait.required(undefined)).toBe(0);
     expect(await fence.beforeSend(job, token, marker)).toBe('fenced');
     expect(JSON.parse((await redis.hget(queue.toKey('one'), 'progress')) as string)).toEqual(marker);

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { type Job, Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { JobFence } from '../src/execution/job-fence.ts';
+import { RedisJobFence } from '../src/execution/redis-job-fence.ts';
 
 /** The fence's Lua against real Redis and a job BullMQ really locked (a worker fetching by hand). */
 describe('job fence', () => {
@@ -10,7 +10,7 @@ describe('job fence', () => {
   const prefix = `sy-test-fence-${randomUUID().slice(0, 8)}`;
   const queue = new Queue('tools.{fence}', { connection: redis, prefix });
   const worker = new Worker('tools.{fence}', null, { connection: redis, prefix, lockDuration: 5_000 });
-  const fence = new JobFence(
+  const fence = new RedisJobFence(
     redis,
     { jobKey: (id) => queue.toKey(id), active: queue.toKey('active'), stalled: queue.toKey('stalled') },
     5_000,

@@ -74,7 +74,15 @@ describe('decideFailure', () => {
   it.each(TABLE)('%s, idempotent %s, last attempt %s → %j', (kind, idempotent, lastAttempt, expected) => {
     const decision = decideFailure(call(kind), context({ idempotent, lastAttempt, previousAttempts: 1 }));
     if (expected === 'retry') {
-      expect(decision).toEqual({ kind: 'retry', hold: true, reason: 'notes/add_note attempt 2: it broke' });
+      // The attempt is named by what the call would have ended as on its last attempt.
+      const last = decideFailure(call(kind), context({ idempotent, lastAttempt: true, previousAttempts: 1 }));
+      expect(last.kind).toBe('outcome');
+      expect(decision).toEqual({
+        kind: 'retry',
+        hold: true,
+        reason: 'notes/add_note attempt 2: it broke',
+        status: last.kind === 'outcome' ? last.facts.status : undefined,
+      });
     } else if (expected === 'put_back') {
       expect(decision).toEqual({ kind: 'put_back', unmark: !idempotent, reason: 'it broke' });
     } else {

@@ -1,7 +1,8 @@
-import { ServerConfigSchema } from '@switchyard/contracts';
+import { ConfigError, type PostgresStore, ServerConfigSchema } from '@switchyard/contracts';
 import { describe, expect, it } from 'vitest';
 import { decideFailure } from '../src/execution/outcome-mapping.ts';
-import { connectedReplicas, replicasToWaitFor } from '../src/execution/replica-wait.ts';
+import { connectedReplicas, replicasToWaitFor, replicaWaitFor } from '../src/execution/replica-wait.ts';
+import type { Logger } from '../src/runtime/logger.ts';
 
 describe('the replicas a non-idempotent call waits for', () => {
   it('is the setting when it names a count, 0 being off', () => {
@@ -68,5 +69,29 @@ describe('a marker the replicas did not confirm', () => {
     });
     if (decision.kind !== 'outcome') throw new Error('not an outcome');
     expect(decision.facts.text).toMatch(/notes\/add_note was not sent: Redis replicas did not confirm/);
+  });
+});
+
+describe('the replica wait on the postgres backend', () => {
+  // Never queried: the postgres side builds nothing (no standby to wait for is supported yet).
+  const store = { kind: 'postgres' } as PostgresStore;
+  const log = {} as Logger;
+
+  it('waits for nobody on auto or 0', async () => {
+    for (const replicas of ['auto', 0] as const) {
+      const wait = replicaWaitFor(store, { replicas, timeoutMs: 1_000 }, 30_000, 2_000, log);
+      expect(wait.disabled).toBe(true);
+      expect(await wait.required(undefined)).toBe(0);
+      wait.start();
+      wait.stop();
+    }
+  });
+
+  it('refuses a required count at start-up, naming the setting and what to use instead', () => {
+    const start = () => replicaWaitFor(store, { replicas: 2, timeoutMs: 1_000 }, 30_000, 2_000, log);
+    expect(start).toThrow(ConfigError);
+    expect(start).toThrow(
+      /worker\.replicaWait: .*not supported on the postgres backend.*synchronous standby/,
+    );
   });
 });

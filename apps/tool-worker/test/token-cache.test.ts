@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { redisStore } from '@switchyard/contracts';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { TokenCache } from '../src/credentials/token-cache.ts';
@@ -8,7 +9,10 @@ describe('token cache', () => {
   const redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', { maxRetriesPerRequest: null });
   const other = redis.duplicate();
   const prefix = `sy-test-tokens-${randomUUID().slice(0, 8)}`;
-  const [workerA, workerB] = [new TokenCache(redis, prefix), new TokenCache(other, prefix)];
+  const [workerA, workerB] = [
+    new TokenCache(redisStore(redis, prefix)),
+    new TokenCache(redisStore(other, prefix)),
+  ];
   const key = { team: 'team-a', issuer: 'https://auth.example.com', server: 'docs' };
 
   afterAll(async () => {

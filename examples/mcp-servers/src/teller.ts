@@ -58,6 +58,48 @@ export function createTellerServer(): McpServer {
   );
 
   server.registerTool(
+    'statement',
+    {
+      title: 'Send an account statement',
+      description:
+        'Sends a statement after asking how (form question whose every field has a default: format, months). Read-only.',
+      inputSchema: { account: z.string().min(1) },
+      annotations: { readOnlyHint: true },
+    },
+    async (args, extra) => {
+      appendLedger(ledger, { tool: 'statement', phase: 'asked', account: args.account });
+      const answer = await server.server.elicitInput(
+        {
+          mode: 'form',
+          message: `How should the statement of ${args.account} be sent?`,
+          requestedSchema: {
+            type: 'object',
+            properties: {
+              format: { type: 'string', title: 'Format', enum: ['pdf', 'csv'], default: 'pdf' },
+              months: { type: 'integer', title: 'Months', minimum: 1, maximum: 24, default: 3 },
+            },
+            required: ['months'],
+          },
+        },
+        { relatedRequestId: extra.requestId },
+      );
+      if (answer.action !== 'accept') {
+        return { content: [{ type: 'text', text: `No statement: the person chose ${answer.action}.` }] };
+      }
+      const { format, months } = answer.content ?? {};
+      appendLedger(ledger, { tool: 'statement', phase: 'done', account: args.account, format, months });
+      return {
+        content: [
+          {
+            type: 'text',
+            text: `Statement of ${args.account}: ${String(months)} months as ${String(format)}.`,
+          },
+        ],
+      };
+    },
+  );
+
+  server.registerTool(
     'link_account',
     {
       title: 'Link an external account',

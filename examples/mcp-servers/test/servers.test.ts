@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Progress } from '@modelcontextprotocol/sdk/types.js';
@@ -75,6 +76,21 @@ describe('search', () => {
     const missing = await client.callTool({ name: 'get_document', arguments: { id: 'no-such-doc' } });
     expect(missing.isError).toBe(true);
     expect(textOf(missing)).toMatch(/not found.*no-such-doc/i);
+  });
+
+  it('finds documents for every search__search query README.md shows', async () => {
+    // The README's examples (curl, the client, the CLI, the MCP inspector) must answer hits, not
+    // "No document matches": a first run of them is how people meet the search server.
+    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+    const queries = [...readme.matchAll(/\bquery["']?\s*[:=]\s*["']?([A-Za-z0-9 _-]+)/g)].map((match) =>
+      String(match[1]).trim(),
+    );
+    expect(queries.length).toBeGreaterThanOrEqual(4);
+    const { client } = await resources.stdioClient('search');
+    for (const query of new Set(queries)) {
+      const result = await client.callTool({ name: 'search', arguments: { query } });
+      expect((result.structuredContent as { hits: unknown[] }).hits.length, query).toBeGreaterThan(0);
+    }
   });
 });
 

@@ -1,10 +1,14 @@
 import type { ServerConfig } from './config.ts';
 
+export * from './latency/latency-sample-entries.ts';
+export * from './latency/latency-samples.ts';
+
 /**
- * Adaptive per-attempt timeouts (docs/semantics.md §6). Workers push the duration of every successful
- * call onto two capped Redis lists (the tool's and its server's, redisKeys.latency); whoever needs the
- * effective timeout (a worker before a call, the orchestrator for /v1/servers) reads them back and
- * derives it here, so the whole fleet learns from the same samples.
+ * Adaptive per-attempt timeouts (docs/semantics.md §6). Workers record the duration of every successful
+ * call in two windows, the tool's and its server's (latency/latency-samples.ts: capped Redis lists, or
+ * rows of PostgreSQL's latency_sample); whoever needs the effective timeout (a worker before a call, the
+ * orchestrator for /v1/servers) reads them back and derives it here, so the whole fleet learns from the
+ * same samples.
  */
 
 /** Where an attempt's timeout came from. */
@@ -25,22 +29,6 @@ export interface EffectiveTimeout {
   p95Ms?: number;
   /** Recent samples behind it (0 for `static`). */
   samples: number;
-}
-
-/** One list entry: the duration and when the call finished, so entries past the window are skipped. */
-export function encodeLatencySample(durationMs: number, finishedAt: number): string {
-  return `${Math.max(0, Math.round(durationMs))}@${finishedAt}`;
-}
-
-/** The durations of the entries no older than `windowMs`; malformed entries are skipped. */
-export function recentDurations(entries: readonly string[], now: number, windowMs: number): number[] {
-  const durations: number[] = [];
-  for (const entry of entries) {
-    const [ms, at] = entry.split('@').map(Number);
-    if (ms === undefined || at === undefined || !Number.isFinite(ms) || !Number.isFinite(at)) continue;
-    if (now - at <= windowMs) durations.push(ms);
-  }
-  return durations;
 }
 
 /** Nearest-rank percentile (p in 0..100) of a non-empty list. */

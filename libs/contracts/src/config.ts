@@ -123,6 +123,16 @@ const serverCommon = {
     .min(1024)
     .max(64 * 1024 * 1024)
     .default(256 * 1024),
+  /** The server's questions (elicitation, docs/semantics.md §14). */
+  elicitation: z
+    .strictObject({
+      /**
+       * Answer a form question at once with its requested schema's defaults when every field has one
+       * (SEP-1034), instead of parking the call for a person. Off: such a question waits for a person.
+       */
+      answerWithDefaults: z.boolean().default(false),
+    })
+    .default({ answerWithDefaults: false }),
   /**
    * MCP tasks (durable calls, docs/semantics.md §12). `mode`: `auto` runs a tool as a task when it
    * declares `execution.taskSupport: required`; `prefer` also when it declares `optional`; `never` sends
@@ -378,6 +388,24 @@ export const OrchestratorSettingsSchema = z
         port: z.int().min(1).max(65_535).optional(),
       })
       .default({}),
+    /** The `/mcp` gateway (docs/architecture.md, gateway). */
+    mcp: z
+      .strictObject({
+        /**
+         * Browser origins (`https://host[:port]`, no path) whose pages may call /mcp. A request with any
+         * other `Origin` is refused 403 (the transport's DNS-rebinding rule); requests without one, and a
+         * loopback origin on a loopback host, need no entry (docs/semantics.md, the /mcp gateway).
+         */
+        allowedOrigins: z
+          .array(
+            z.string().refine((text) => URL.canParse(text) && new URL(text).origin === text, {
+              error: 'not an origin: scheme://host[:port] with no path or trailing slash',
+            }),
+          )
+          .max(100)
+          .default([]),
+      })
+      .default({ allowedOrigins: [] }),
     /** How long an approval request waits for a decision (never past the job's deadline). */
     approvalTtlMs: z
       .int()
@@ -426,6 +454,7 @@ export const OrchestratorSettingsSchema = z
     reconcileEveryMs: 5_000,
     webhooks: { attempts: 8, backoffMs: 5_000, timeoutMs: 10_000, concurrency: 10, allowPrivateNetworks: [] },
     metrics: {},
+    mcp: { allowedOrigins: [] },
     approvalTtlMs: 3_600_000,
     maxDeadlineMs: 24 * 3_600_000,
     defaultLimits: { maxSteps: 20, maxToolCalls: 100, deadlineMs: 600_000 },
@@ -455,6 +484,11 @@ export const SwitchyardConfigSchema = z
     operators: OperatorsConfigSchema,
     /** Shared by the dispatcher and the worker: both add and finish tool-call jobs. */
     toolCalls: ToolCallRetentionSchema,
+    /**
+     * Where the queues live (store/backend-choice.ts): `redis` or `postgres`. SWITCHYARD_BACKEND wins; unset
+     * in both, chosen from the environment.
+     */
+    backend: z.enum(['redis', 'postgres']).optional(),
   })
   .superRefine((config, ctx) => {
     for (const issue of retentionIssues(config.toolCalls, config.orchestrator.maxDeadlineMs)) {

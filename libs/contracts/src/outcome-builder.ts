@@ -43,7 +43,7 @@ export interface OutcomeFacts {
   sentAt?: number;
   /**
    * The run as the sender measured it on its own monotonic clock (default: now − sentAt). Lets a worker
-   * record its own duration while its timestamps are on the shared clock (RedisClock).
+   * record its own duration while its timestamps are on the shared clock (ServerClock).
    */
   runMs?: number;
   /** The per-attempt timeout the last attempt ran under. */

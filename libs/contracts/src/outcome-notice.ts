@@ -1,9 +1,10 @@
 import { z } from 'zod';
 
 /**
- * One entry of the deployment's outcomes stream (`redisKeys.outcomes`): a worker announces that a
- * tool-call job settled, with its stored outcome as JSON, or with BullMQ's reason when the job failed
- * for good. Orchestrators read it to wake the call's waiter; the job itself stays the record.
+ * One outcome notice (OutcomeNotices, store/outcome-notices.ts: an entry of the Redis stream
+ * `redisKeys.outcomes`, or a row of PostgreSQL's `outcome_notice`): a worker announces that a tool-call
+ * job settled, with its stored outcome as JSON, or with BullMQ's reason when the job failed for good.
+ * Orchestrators read it to wake the call's waiter; the job itself stays the record.
  */
 export const OutcomeNoticeSchema = z
   .object({

@@ -41,3 +41,42 @@ export function boundedQuestion(question: Question): Question | undefined {
     ...(question.url ? { url: question.url.slice(0, 4_000) } : {}),
   };
 }
+
+type Properties = Record<string, { default?: unknown } | undefined>;
+
+function propertiesOf(requestedSchema: Record<string, unknown> | undefined): Properties {
+  const properties = requestedSchema?.properties;
+  return properties && typeof properties === 'object' && !Array.isArray(properties)
+    ? (properties as Properties)
+    : {};
+}
+
+/**
+ * An accepted form answer with the requested schema's defaults filled in for the fields it leaves out
+ * (SEP-1034: the client applies a field's `default` when the answer omits it). What the answer gives is
+ * kept as it is.
+ */
+export function withRequestedDefaults(
+  requestedSchema: Record<string, unknown> | undefined,
+  content: Record<string, unknown>,
+): Record<string, unknown> {
+  const filled = { ...content };
+  for (const [name, property] of Object.entries(propertiesOf(requestedSchema))) {
+    if (!(name in filled) && property && 'default' in property) filled[name] = property.default;
+  }
+  return filled;
+}
+
+/**
+ * The answer made of the requested schema's defaults alone, when every field has one; undefined when
+ * some field has none (a person must fill it in) or the form has no fields at all.
+ */
+export function answerFromDefaults(
+  requestedSchema: Record<string, unknown> | undefined,
+): Record<string, unknown> | undefined {
+  const properties = Object.entries(propertiesOf(requestedSchema));
+  if (properties.length === 0 || !properties.every(([, property]) => property && 'default' in property)) {
+    return undefined;
+  }
+  return withRequestedDefaults(requestedSchema, {});
+}

@@ -19,6 +19,7 @@ describe('config', () => {
       protocol: 'auto',
       maxTimeoutMs: 60_000,
       tasks: { mode: 'auto', maxDurationMs: 3_600_000 },
+      elicitation: { answerWithDefaults: false },
     });
     expect(config.teams).toEqual({});
     expect(config.worker.heartbeatMs).toBe(2_000);
@@ -83,6 +84,11 @@ describe('config', () => {
       'at least',
     ],
     [{ servers: { docs: { command: 'x', tasks: { mode: 'always' } } } }, 'servers.docs.tasks.mode', ''],
+    [
+      { servers: { docs: { command: 'x', elicitation: { answerWithDefaults: 'yes' } } } },
+      'servers.docs.elicitation.answerWithDefaults',
+      'boolean',
+    ],
     [{ servers: { docs: { command: 'x', protocol: '2024-11-05' } } }, 'servers.docs.protocol', 'auto'],
     [
       { servers: { docs: { transport: 'sse', url: 'http://x/sse', protocol: '2026-07-28' } } },
@@ -190,6 +196,15 @@ describe('webhook and quota keys of a team', () => {
       'orchestrator.webhooks.allowPrivateNetworks.1',
       'not a CIDR',
     ],
+    [
+      {
+        servers: {},
+        orchestrator: { mcp: { allowedOrigins: ['https://agents.example', 'https://x.example/'] } },
+      },
+      'orchestrator.mcp.allowedOrigins.1',
+      'not an origin',
+    ],
+    [{ servers: {}, orchestrator: { mcp: { allowedOrigin: [] } } }, 'orchestrator.mcp', 'allowedOrigin'],
     [{ servers: {}, toolCalls: { keepCompletedSeconds: 59 } }, 'toolCalls.keepCompletedSeconds', '>=60'],
     [{ servers: {}, toolCalls: { keepFailedSeconds: 'a day' } }, 'toolCalls.keepFailedSeconds', 'number'],
     [{ servers: {}, toolCalls: { keepCompletedCount: 1000 } }, 'toolCalls', 'keepCompletedCount'],

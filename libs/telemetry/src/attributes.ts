@@ -19,6 +19,8 @@ export const ATTR = {
   GEN_AI_TOOL_CALL_ID: 'gen_ai.tool.call.id',
 
   MCP_METHOD_NAME: 'mcp.method.name',
+  MCP_PROTOCOL_VERSION: 'mcp.protocol.version',
+  MCP_SESSION_ID: 'mcp.session.id',
 
   MESSAGING_SYSTEM: 'messaging.system',
   MESSAGING_OPERATION_TYPE: 'messaging.operation.type',
@@ -39,4 +41,8 @@ export const ATTR = {
   REDELIVERY: 'switchyard.redelivery',
   OUTCOME_STATUS: 'switchyard.outcome.status',
   OUTCOME_EXECUTED: 'switchyard.outcome.executed',
+  /** The PostgreSQL queries a span made while their own `pg.query` spans were folded (tracing.ts). */
+  PG_QUERIES: 'switchyard.pg.queries',
+  /** Their summed duration, ms. */
+  PG_QUERY_MS: 'switchyard.pg.query_ms',
 } as const;

@@ -1,4 +1,11 @@
 export { ATTR } from './attributes.ts';
 export { createLogger, type Logger, traceFields } from './logger.ts';
-export { inSpan, SpanKind, tracerFor } from './spans.ts';
+export { markJobCallOutcome, markOutcome, SettlingSpan } from './outcome-spans.ts';
+export {
+  PG_QUERY_SPANS_VARIABLE,
+  type PgQuerySpans,
+  pgQuerySpansFromEnv,
+  QueryFoldingSpanProcessor,
+} from './query-folding.ts';
+export { inSettlingSpan, inSpan, SpanKind, tracerFor } from './spans.ts';
 export { startTracing, stopTracing } from './tracing.ts';

@@ -11,7 +11,8 @@ import {
   processDetector,
   resourceFromAttributes,
 } from '@opentelemetry/resources';
-import { BatchSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
+import { BatchSpanProcessor, type SpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
+import { type PgQuerySpans, QueryFoldingSpanProcessor } from './query-folding.ts';
 
 let provider: TracerProvider | undefined;
 let contextManager: AsyncLocalStorageContextManager | undefined;
@@ -23,9 +24,14 @@ let contextManager: AsyncLocalStorageContextManager | undefined;
  * accepts OTLP directly; without it, context still propagates (trace ids in jobs, logs and MCP `_meta`)
  * but nothing is exported. This is what NodeSDK sets up for traces, without loading the metrics and
  * logs SDKs and resource detectors that Switchyard does not use (they cost ~1 s of start-up per process
- * on a busy machine).
+ * on a busy machine). `pgQuerySpans` (SWITCHYARD_TRACE_PG_QUERIES): `fold`, the default, exports
+ * PostgreSQL query spans only as counts on their parent (query-folding.ts); `all` exports each one.
  */
-export function startTracing(serviceName: string, instrumentations: Instrumentation[] = []): void {
+export function startTracing(
+  serviceName: string,
+  instrumentations: Instrumentation[] = [],
+  options: { pgQuerySpans?: PgQuerySpans } = {},
+): void {
   if (provider) return;
   const exporting = Boolean(
     process.env.OTEL_EXPORTER_OTLP_ENDPOINT || process.env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT,
@@ -42,10 +48,15 @@ export function startTracing(serviceName: string, instrumentations: Instrumentat
     resource: defaultResource()
       .merge(detectResources({ detectors: [envDetector, processDetector, hostDetector] }))
       .merge(resourceFromAttributes({ 'service.name': process.env.OTEL_SERVICE_NAME ?? serviceName })),
-    spanProcessors: exporting ? [new BatchSpanProcessor({ exporter: new OTLPTraceExporter() })] : [],
+    spanProcessors: exporting ? [exportProcessor(options.pgQuerySpans ?? 'fold')] : [],
   });
   trace.setGlobalTracerProvider(provider);
   if (instrumentations.length > 0) registerInstrumentations({ instrumentations, tracerProvider: provider });
+}
+
+function exportProcessor(pgQuerySpans: PgQuerySpans): SpanProcessor {
+  const batch = new BatchSpanProcessor({ exporter: new OTLPTraceExporter() });
+  return pgQuerySpans === 'fold' ? new QueryFoldingSpanProcessor(batch) : batch;
 }
 
 /** Flushes spans still buffered; called last on shutdown. */

@@ -1,7 +1,18 @@
 import type { ToolCallOutcome } from '@switchyard/contracts';
 import type { ToolCallDispatcher } from '@switchyard/orchestrator/dispatch';
 import { exampleServer, type ServerEntry } from '../../support/fleet.ts';
-import { all, benchFleet, CallIds, dispatchBurst, expectOk, progress, withScope } from '../harness.ts';
+import { WITH_POSTGRES } from '../backends.ts';
+import {
+  all,
+  benchFleet,
+  CallIds,
+  dispatchBurst,
+  expectOk,
+  progress,
+  rotate,
+  withScope,
+} from '../harness.ts';
+import { type Backend, benchFleetOn } from '../postgres-fleet.ts';
 import { median, since } from '../stats.ts';
 
 /** One burst on one serialized (`concurrency: 1`) server. */
@@ -73,6 +84,11 @@ export interface LanesResult {
   floodToolMs: number;
   floodCalls: number;
   fairness: FairnessRun[];
+  /**
+   * The serialized lanes and fair share on PostgreSQL alone (a fleet of its own serving only those
+   * servers), taking turns with the Redis runs; absent: not measured.
+   */
+  postgres?: { serial: SerialLane[]; fairness: FairnessRun[] };
 }
 
 export interface LanesOptions {
@@ -170,83 +186,120 @@ export function lanes(options: LanesOptions): Promise<LanesResult> {
         fleet.startWorker({ id, servers: index === 0 ? [SOLO, ...shared] : shared }),
       ),
     );
-    const dispatcher = await fleet.dispatcher();
+    const dispatchers: Partial<Record<Backend, ToolCallDispatcher>> = { redis: await fleet.dispatcher() };
     const ids = new CallIds('bench-lanes');
     progress('lanes: warming up');
     await dispatchBurst(
-      dispatcher,
+      dispatchers.redis as ToolCallDispatcher,
       ids,
       [SOLO, ...shared].flatMap((server) => records(server, 6, 1)),
     );
+    if (WITH_POSTGRES) {
+      // Only the lanes compared: the serialized servers and the two fairness modes.
+      const pgShared = [TRIO, FAIR, FIFO];
+      const pgFleet = scope.add(
+        benchFleetOn('postgres', 'bench-lanes', () => ({
+          [SOLO]: recorder(),
+          [TRIO]: recorder(),
+          [FAIR]: recorder({ fairness: 'teams' }),
+          [FIFO]: recorder({ fairness: 'fifo' }),
+        })),
+      );
+      progress('lanes: starting three workers on PostgreSQL');
+      await all(
+        WORKERS.map((id, index) =>
+          pgFleet.startWorker({ id, servers: index === 0 ? [SOLO, ...pgShared] : pgShared }),
+        ),
+      );
+      dispatchers.postgres = await pgFleet.dispatcher();
+      await dispatchBurst(
+        dispatchers.postgres,
+        ids,
+        [SOLO, ...pgShared].flatMap((server) => records(server, 6, 1)),
+      );
+    }
+    const backends = Object.keys(dispatchers) as Backend[];
+    const on = (backend: Backend) => dispatchers[backend] as ToolCallDispatcher;
 
-    const serialLanes = await serialBursts(dispatcher, ids, options);
-    const mixed = await mixedBursts(dispatcher, ids, options);
-    const fairness: FairnessRun[] = [];
+    const serialLanes = await serialBursts(dispatchers, ids, options);
+    const mixed = await mixedBursts(on('redis'), ids, options);
+    const fairness: Record<Backend, FairnessRun[]> = { redis: [], postgres: [] };
     for (let repetition = 0; repetition < options.fairnessRepetitions; repetition++) {
       const order = repetition % 2 === 0 ? [FAIR, FIFO] : [FIFO, FAIR];
-      for (const server of order) {
-        const run = await floodThenOne(dispatcher, ids, server, options);
-        fairness.push(run);
-        progress(
-          `lanes: fairness ${run.fairness}: ${run.bAhead} of team B's calls ran ahead of A's; A waited ${run.aWaitCalls.toFixed(1)} calls' time`,
-        );
-      }
+      for (const backend of rotate(backends, repetition))
+        for (const server of order) {
+          const run = await floodThenOne(on(backend), ids, server, options);
+          fairness[backend].push(run);
+          progress(
+            `lanes: fairness ${run.fairness} (${backend}): ${run.bAhead} of team B's calls ran ahead of A's; A waited ${run.aWaitCalls.toFixed(1)} calls' time`,
+          );
+        }
     }
-    fairness.sort((a, b) => (a.fairness === b.fairness ? 0 : a.fairness === 'teams' ? -1 : 1));
+    for (const runs of Object.values(fairness))
+      runs.sort((a, b) => (a.fairness === b.fairness ? 0 : a.fairness === 'teams' ? -1 : 1));
     return {
       toolMs: options.toolMs,
-      serial: serialLanes,
+      serial: serialLanes.redis ?? [],
       mixed,
       floodToolMs: options.floodToolMs,
       floodCalls: options.floodCalls,
-      fairness,
+      fairness: fairness.redis,
+      ...(dispatchers.postgres
+        ? { postgres: { serial: serialLanes.postgres ?? [], fairness: fairness.postgres } }
+        : {}),
     };
   });
 }
-
-/** Part 1: `serialCalls` at once on the 1-worker and the 3-worker serialized server, taking turns. */
+/** Part 1: `serialCalls` at once on the 1-worker and the 3-worker serialized server, taking turns (and backends). */
 async function serialBursts(
-  dispatcher: ToolCallDispatcher,
+  dispatchers: Partial<Record<Backend, ToolCallDispatcher>>,
   ids: CallIds,
   options: LanesOptions,
-): Promise<SerialLane[]> {
+): Promise<Partial<Record<Backend, SerialLane[]>>> {
   const ideal = 1000 / options.toolMs;
-  const runs: Record<string, SerialRun[]> = { [SOLO]: [], [TRIO]: [] };
+  const backends = Object.keys(dispatchers) as Backend[];
+  const runs: Record<string, SerialRun[]> = {};
   for (let repetition = 0; repetition < options.repetitions; repetition++) {
-    for (const server of repetition % 2 === 0 ? [SOLO, TRIO] : [TRIO, SOLO]) {
-      const start = performance.now();
-      const outcomes = await dispatchBurst(
-        dispatcher,
-        ids,
-        records(server, options.serialCalls, options.toolMs),
-      );
-      const wallMs = since(start);
-      const perSecond = options.serialCalls / (wallMs / 1000);
-      runs[server]?.push({
-        calls: options.serialCalls,
-        wallMs,
-        perSecond,
-        efficiency: perSecond / ideal,
-        callsPerWorker: countBy(
-          outcomes,
-          (outcome) => outcome.workerId ?? '?',
-          server === SOLO ? WORKERS.slice(0, 1) : WORKERS,
-        ),
-      });
-    }
+    for (const backend of rotate(backends, repetition))
+      for (const server of repetition % 2 === 0 ? [SOLO, TRIO] : [TRIO, SOLO]) {
+        const start = performance.now();
+        const outcomes = await dispatchBurst(
+          dispatchers[backend] as ToolCallDispatcher,
+          ids,
+          records(server, options.serialCalls, options.toolMs),
+        );
+        const wallMs = since(start);
+        const perSecond = options.serialCalls / (wallMs / 1000);
+        const key = `${backend}:${server}`;
+        runs[key] ??= [];
+        runs[key].push({
+          calls: options.serialCalls,
+          wallMs,
+          perSecond,
+          efficiency: perSecond / ideal,
+          callsPerWorker: countBy(
+            outcomes,
+            (outcome) => outcome.workerId ?? '?',
+            server === SOLO ? WORKERS.slice(0, 1) : WORKERS,
+          ),
+        });
+      }
   }
-  return [SOLO, TRIO].map((server) => {
-    const done = runs[server] ?? [];
-    const lane = {
-      workers: server === SOLO ? 1 : WORKERS.length,
-      runs: done,
-      median: middle(done, (run) => run.efficiency),
-    };
-    progress(
-      `lanes: serialized, ${lane.workers} worker(s): ${lane.median.perSecond.toFixed(1)}/s, efficiency ${lane.median.efficiency.toFixed(2)}`,
-    );
-    return lane;
-  });
+  const lanes: Partial<Record<Backend, SerialLane[]>> = {};
+  for (const backend of backends)
+    lanes[backend] = [SOLO, TRIO].map((server) => {
+      const done = runs[`${backend}:${server}`] ?? [];
+      const lane = {
+        workers: server === SOLO ? 1 : WORKERS.length,
+        runs: done,
+        median: middle(done, (run) => run.efficiency),
+      };
+      progress(
+        `lanes: serialized (${backend}), ${lane.workers} worker(s): ${lane.median.perSecond.toFixed(1)}/s, efficiency ${lane.median.efficiency.toFixed(2)}`,
+      );
+      return lane;
+    });
+  return lanes;
 }
 
 /** Part 2: `mixedCalls` at once over two serialized servers and the concurrent one. */

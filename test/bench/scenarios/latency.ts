@@ -1,7 +1,9 @@
 import { exampleServer } from '../../support/fleet.ts';
+import { WITH_POSTGRES } from '../backends.ts';
 import { echoInNewSession, WarmSession } from '../direct-client.ts';
-import { Floor } from '../floor.ts';
+import { Floor, PostgresFloor } from '../floor.ts';
 import { all, benchFleet, CallIds, dispatchOk, interleavedRounds, progress, withScope } from '../harness.ts';
+import { benchFleetOn } from '../postgres-fleet.ts';
 import { type Summary, summarize, timed } from '../stats.ts';
 
 export interface LatencyResult {
@@ -14,6 +16,8 @@ export interface LatencyResult {
   floor: Summary;
   /** ToolCallDispatcher → queue → worker process → warm session → outcome stream. */
   switchyard: Summary;
+  /** The same floor and Switchyard paths on PostgreSQL alone, in the same rounds (absent: not measured). */
+  postgres?: { floor: Summary; switchyard: Summary };
 }
 
 export interface LatencyOptions {
@@ -41,27 +45,48 @@ export function latency(options: LatencyOptions): Promise<LatencyResult> {
       WarmSession.open().then((started) => scope.add(started)),
     ]);
     const ids = new CallIds('bench-latency');
-    const ways = {
+    const ways: Record<string, () => Promise<number>> = {
       warm: () => timed(() => warm.echo('x')),
       floor: () => timed(() => floor.roundTrip()),
       switchyard: () => timed(() => dispatchOk(dispatcher, ids, 'recorder', 'echo', { text: 'x' })),
       perCallSession: () => echoInNewSession('x'),
     };
-    const calls = (name: keyof typeof ways) =>
+    if (WITH_POSTGRES) {
+      const pgFleet = scope.add(
+        benchFleetOn('postgres', 'bench-latency', () => ({
+          recorder: exampleServer('recorder', { idempotent: ['echo'] }),
+        })),
+      );
+      progress('latency: starting a worker and a floor worker on PostgreSQL');
+      const [pgDispatcher, pgFloor] = await all([
+        pgFleet.startWorker({ id: 'w-latency-pg' }).then(() => pgFleet.dispatcher()),
+        PostgresFloor.start(pgFleet, { queue: 'floor-latency' }).then((started) => scope.add(started)),
+      ]);
+      ways.floorPostgres = () => timed(() => pgFloor.roundTrip());
+      ways.switchyardPostgres = () =>
+        timed(() => dispatchOk(pgDispatcher, ids, 'recorder', 'echo', { text: 'x' }));
+    }
+    const calls = (name: string) =>
       name === 'perCallSession' ? options.perCallSessionPerRound : options.perRound;
 
     progress(`latency: warming up (${options.warmup} calls each, 2 new sessions)`);
-    for (const name of ['warm', 'floor', 'switchyard'] as const)
-      for (let i = 0; i < options.warmup; i++) await ways[name]();
-    for (let i = 0; i < 2; i++) await ways.perCallSession();
+    for (const [name, way] of Object.entries(ways)) {
+      if (name === 'perCallSession') continue;
+      for (let i = 0; i < options.warmup; i++) await way();
+    }
+    for (let i = 0; i < 2; i++) await ways.perCallSession?.();
 
     const samples = await interleavedRounds(ways, options.rounds, calls, 'latency');
+    const of = (name: string) => summarize(samples[name] ?? []);
     return {
       rounds: options.rounds,
-      warm: summarize(samples.warm),
-      perCallSession: summarize(samples.perCallSession),
-      floor: summarize(samples.floor),
-      switchyard: summarize(samples.switchyard),
+      warm: of('warm'),
+      perCallSession: of('perCallSession'),
+      floor: of('floor'),
+      switchyard: of('switchyard'),
+      ...(WITH_POSTGRES
+        ? { postgres: { floor: of('floorPostgres'), switchyard: of('switchyardPostgres') } }
+        : {}),
     };
   });
 }

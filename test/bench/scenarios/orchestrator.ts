@@ -1,6 +1,8 @@
+import type { ToolCallDispatcher } from '@switchyard/orchestrator/dispatch';
 import type { ApiClient } from '../../support/api-client.ts';
 import { Deployment, TEAM_KEYS } from '../../support/deployment.ts';
 import { exampleServer } from '../../support/fleet.ts';
+import { WITH_POSTGRES } from '../backends.ts';
 import {
   all,
   BENCH_PROCESS_ENV,
@@ -8,8 +10,10 @@ import {
   dispatchBurst,
   dispatchOk,
   progress,
+  rotate,
   withScope,
 } from '../harness.ts';
+import { type Backend, PostgresDeployment } from '../postgres-fleet.ts';
 import { RssSampler, rssOf } from '../rss.ts';
 import { median, type Summary, summarize, timed } from '../stats.ts';
 
@@ -64,6 +68,11 @@ export interface OrchestratorResult {
   idleRss: number;
   toolMs: number;
   concurrent: ConcurrentRuns[];
+  /**
+   * The direct call, agent steps, batch calls and job round trips on PostgreSQL alone (queues and job
+   * store in one database), taking turns with the Redis deployment's; absent: not measured.
+   */
+  postgres?: Pick<OrchestratorResult, 'directCall' | 'agent' | 'batch' | 'jobRoundTrip'>;
 }
 
 export interface OrchestratorOptions {
@@ -133,89 +142,133 @@ const batchJob = (calls: number) => ({
  */
 export function orchestrator(options: OrchestratorOptions): Promise<OrchestratorResult> {
   return withScope(async (scope) => {
-    const deployment = scope.add(
-      new Deployment(
-        'bench-orch',
-        () => ({
-          recorder: exampleServer('recorder', { idempotent: ['echo'], concurrency: 1 }),
-          wide: exampleServer('recorder', { idempotent: ['echo', 'record'], concurrency: 64 }),
-        }),
-        {
-          teams: { alpha: { apiKeys: [TEAM_KEYS.alpha], maxConcurrentJobs: 1000 } },
-          // The config schema's defaults, except enough concurrent runs for the memory measurement.
-          orchestrator: { agentRunConcurrency: 200, lockDurationMs: 30_000, stalledIntervalMs: 15_000 },
-        },
-      ),
-    );
-    Object.assign(deployment.processEnv, BENCH_PROCESS_ENV);
-    progress('orchestrator: starting a worker and an orchestrator');
-    const [, orchestratorProcess] = await all([
-      deployment.startWorker({ id: 'w-orch' }),
-      deployment.startOrchestrator('o-bench'),
-    ]);
-    const api = deployment.api('alpha');
-    const dispatcher = await deployment.dispatcher();
+    const servers = () => ({
+      recorder: exampleServer('recorder', { idempotent: ['echo'], concurrency: 1 }),
+      wide: exampleServer('recorder', { idempotent: ['echo', 'record'], concurrency: 64 }),
+    });
+    const settings = {
+      teams: { alpha: { apiKeys: [TEAM_KEYS.alpha], maxConcurrentJobs: 1000 } },
+      // The config schema's defaults, except enough concurrent runs for the memory measurement.
+      orchestrator: { agentRunConcurrency: 200, lockDurationMs: 30_000, stalledIntervalMs: 15_000 },
+    };
+    const backends: Backend[] = WITH_POSTGRES ? ['redis', 'postgres'] : ['redis'];
+    const sides = {} as Record<Backend, { api: ApiClient; dispatcher: ToolCallDispatcher; pid: number }>;
+    for (const backend of backends) {
+      const deployment = scope.add(
+        backend === 'redis'
+          ? new Deployment('bench-orch', servers, settings)
+          : new PostgresDeployment('bench-orch-pg', servers, settings),
+      );
+      Object.assign(deployment.processEnv, BENCH_PROCESS_ENV);
+      progress(`orchestrator: starting a worker and an orchestrator (${backend})`);
+      const suffix = backend === 'redis' ? '' : '-pg';
+      const [, orchestratorProcess] = await all([
+        deployment.startWorker({ id: `w-orch${suffix}` }),
+        deployment.startOrchestrator(`o-bench${suffix}`),
+      ]);
+      sides[backend] = {
+        api: deployment.api('alpha'),
+        dispatcher: await deployment.dispatcher(),
+        pid: orchestratorProcess.process.pid as number,
+      };
+    }
     const ids = new CallIds('bench-orch-direct');
     const echo = { tool: 'recorder__echo', arguments: { text: 'x' } };
+    const wideEchoes = (count: number) =>
+      Array.from({ length: count }, () => ({ server: 'wide', tool: 'echo', args: { text: 'x' } }));
 
     progress('orchestrator: warming up');
-    for (let i = 0; i < 20; i++) await dispatchOk(dispatcher, ids, 'recorder', 'echo', { text: 'x' });
-    await runJob(api, agentJob(3, echo));
-    await runJob(api, batchJob(50));
-    await dispatchBurst(
-      dispatcher,
-      ids,
-      Array.from({ length: 50 }, () => ({ server: 'wide', tool: 'echo', args: { text: 'x' } })),
-    );
+    for (const backend of backends) {
+      const { api, dispatcher } = sides[backend];
+      for (let i = 0; i < 20; i++) await dispatchOk(dispatcher, ids, 'recorder', 'echo', { text: 'x' });
+      await runJob(api, agentJob(3, echo));
+      await runJob(api, batchJob(50));
+      await dispatchBurst(dispatcher, ids, wideEchoes(50));
+    }
+
+    // Every phase below runs on each backend in turn, the backends taking turns going first.
+    const measured = {} as Record<Backend, NonNullable<OrchestratorResult['postgres']>>;
+    const raw = Object.fromEntries(
+      backends.map((backend) => [
+        backend,
+        {
+          direct: [] as number[],
+          shortMs: [] as number[],
+          longMs: [] as number[],
+          batchMs: [] as number[],
+          directMs: [] as number[],
+          roundTrips: [] as number[],
+        },
+      ]),
+    ) as Record<
+      Backend,
+      Record<'direct' | 'shortMs' | 'longMs' | 'batchMs' | 'directMs' | 'roundTrips', number[]>
+    >;
 
     progress('orchestrator: agent steps');
-    const direct: number[] = [];
-    const directCalls = async (count: number) => {
-      for (let i = 0; i < count; i++)
-        direct.push(await timed(() => dispatchOk(dispatcher, ids, 'recorder', 'echo', { text: 'x' })));
-    };
-    const shortMs: number[] = [];
-    const longMs: number[] = [];
     const perRepetition = Math.ceil(options.directCalls / options.agentRepetitions);
-    for (let repetition = 0; repetition < options.agentRepetitions; repetition++) {
-      await directCalls(perRepetition);
-      shortMs.push(durationMs(await runJob(api, agentJob(options.shortSteps, echo))));
-      longMs.push(durationMs(await runJob(api, agentJob(options.longSteps, echo))));
-    }
-    const directCall = summarize(direct);
-    const perStepMs = (median(longMs) - median(shortMs)) / (options.longSteps - options.shortSteps);
+    for (let repetition = 0; repetition < options.agentRepetitions; repetition++)
+      for (const backend of rotate(backends, repetition)) {
+        const { api, dispatcher } = sides[backend];
+        const own = raw[backend];
+        for (let i = 0; i < perRepetition; i++)
+          own.direct.push(await timed(() => dispatchOk(dispatcher, ids, 'recorder', 'echo', { text: 'x' })));
+        own.shortMs.push(durationMs(await runJob(api, agentJob(options.shortSteps, echo))));
+        own.longMs.push(durationMs(await runJob(api, agentJob(options.longSteps, echo))));
+      }
 
     progress('orchestrator: batch calls');
-    const batchMs: number[] = [];
-    const directMs: number[] = [];
-    for (let repetition = 0; repetition < options.batchRepetitions; repetition++) {
-      batchMs.push(durationMs(await runJob(api, batchJob(options.batchCalls))));
-      directMs.push(
-        await timed(() =>
-          dispatchBurst(
-            dispatcher,
-            ids,
-            Array.from({ length: options.batchCalls }, () => ({
-              server: 'wide',
-              tool: 'echo',
-              args: { text: 'x' },
-            })),
-          ),
-        ),
-      );
-    }
-    const perCallMs = median(batchMs) / options.batchCalls;
-    const directPerCallMs = median(directMs) / options.batchCalls;
+    for (let repetition = 0; repetition < options.batchRepetitions; repetition++)
+      for (const backend of rotate(backends, repetition)) {
+        const { api, dispatcher } = sides[backend];
+        raw[backend].batchMs.push(durationMs(await runJob(api, batchJob(options.batchCalls))));
+        raw[backend].directMs.push(
+          await timed(() => dispatchBurst(dispatcher, ids, wideEchoes(options.batchCalls))),
+        );
+      }
 
     progress('orchestrator: job round trips');
-    const roundTrips: number[] = [];
-    for (let i = 0; i < options.roundTrips; i++) roundTrips.push(await roundTrip(api, batchJob(1)));
+    for (let i = 0; i < options.roundTrips; i++)
+      for (const backend of rotate(backends, i))
+        raw[backend].roundTrips.push(await roundTrip(sides[backend].api, batchJob(1)));
 
-    const idleRss = rssOf(orchestratorProcess.process.pid);
+    for (const backend of backends) {
+      const own = raw[backend];
+      const directCall = summarize(own.direct);
+      const perStepMs = (median(own.longMs) - median(own.shortMs)) / (options.longSteps - options.shortSteps);
+      const perCallMs = median(own.batchMs) / options.batchCalls;
+      const directPerCallMs = median(own.directMs) / options.batchCalls;
+      measured[backend] = {
+        directCall,
+        agent: {
+          shortSteps: options.shortSteps,
+          longSteps: options.longSteps,
+          shortMs: own.shortMs,
+          longMs: own.longMs,
+          perStepMs,
+          overheadPerStepMs: perStepMs - directCall.p50,
+        },
+        batch: {
+          calls: options.batchCalls,
+          batchMs: own.batchMs,
+          directMs: own.directMs,
+          perCallMs,
+          directPerCallMs,
+          overheadPerCallMs: perCallMs - directPerCallMs,
+        },
+        jobRoundTrip: summarize(own.roundTrips),
+      };
+      progress(
+        `orchestrator (${backend}): agent step ${perStepMs.toFixed(1)} ms, batch call overhead ${(perCallMs - directPerCallMs).toFixed(2)} ms, job round trip p50 ${summarize(own.roundTrips).p50.toFixed(1)} ms`,
+      );
+    }
+
+    const { api, pid } = sides.redis;
+    const idleRss = rssOf(pid);
     const concurrent: ConcurrentRuns[] = [];
     for (const jobs of options.concurrentJobs) {
       progress(`orchestrator: ${jobs} concurrent agent runs`);
-      const sampler = new RssSampler(orchestratorProcess.process.pid);
+      const sampler = new RssSampler(pid);
       const call = { tool: 'wide__record', arguments: { ms: options.toolMs } };
       const finished = await Promise.all(Array.from({ length: jobs }, () => runJob(api, agentJob(1, call))));
       const peakRss = sampler.stop();
@@ -232,27 +285,11 @@ export function orchestrator(options: OrchestratorOptions): Promise<Orchestrator
     }
 
     return {
-      directCall,
-      agent: {
-        shortSteps: options.shortSteps,
-        longSteps: options.longSteps,
-        shortMs,
-        longMs,
-        perStepMs,
-        overheadPerStepMs: perStepMs - directCall.p50,
-      },
-      batch: {
-        calls: options.batchCalls,
-        batchMs,
-        directMs,
-        perCallMs,
-        directPerCallMs,
-        overheadPerCallMs: perCallMs - directPerCallMs,
-      },
-      jobRoundTrip: summarize(roundTrips),
+      ...measured.redis,
       idleRss,
       toolMs: options.toolMs,
       concurrent,
+      ...(measured.postgres ? { postgres: measured.postgres } : {}),
     };
   });
 }

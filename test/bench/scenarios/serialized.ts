@@ -1,6 +1,8 @@
 import { exampleServer } from '../../support/fleet.ts';
-import { Floor } from '../floor.ts';
-import { all, benchFleet, CallIds, dispatchBurst, progress, withScope } from '../harness.ts';
+import { WITH_POSTGRES } from '../backends.ts';
+import { Floor, PostgresFloor } from '../floor.ts';
+import { all, benchFleet, CallIds, dispatchBurst, progress, rotate, withScope } from '../harness.ts';
+import { benchFleetOn } from '../postgres-fleet.ts';
 import { RssSampler } from '../rss.ts';
 import { median, timed } from '../stats.ts';
 
@@ -19,6 +21,8 @@ export interface SerializedResult {
   switchyard: BurstResult[];
   /** Peak RSS of the worker process (bytes) while it served each size's Switchyard bursts. */
   workerPeakRss: number[];
+  /** The same bursts on PostgreSQL alone, taking turns with the Redis ones (absent: not measured). */
+  postgres?: { floor: BurstResult[]; switchyard: BurstResult[] };
 }
 
 export interface SerializedOptions {
@@ -51,38 +55,67 @@ export function serialized(options: SerializedOptions): Promise<SerializedResult
     const ids = new CallIds('bench-serial');
     const echoes = (count: number) =>
       Array.from({ length: count }, () => ({ server: 'recorder', tool: 'echo', args: { text: 'x' } }));
+    // Each way runs one burst of `size` calls and returns how long it took.
+    let peak = 0;
+    const ways: Record<string, (size: number) => Promise<number>> = {
+      floor: (size) => timed(() => floor.burst(size)),
+      switchyard: async (size) => {
+        const sampler = new RssSampler(worker.pid);
+        const elapsed = await timed(() => dispatchBurst(dispatcher, ids, echoes(size)));
+        peak = Math.max(peak, sampler.stop());
+        return elapsed;
+      },
+    };
+    if (WITH_POSTGRES) {
+      const pgFleet = scope.add(
+        benchFleetOn('postgres', 'bench-serial', () => ({
+          recorder: exampleServer('recorder', { idempotent: ['echo'], concurrency: 1 }),
+        })),
+      );
+      progress('serialized: starting a worker and a floor worker on PostgreSQL');
+      const [, pgFloor] = await all([
+        pgFleet.startWorker({ id: 'w-serial-pg' }),
+        PostgresFloor.start(pgFleet, { queue: 'floor-serial', concurrency: 1, globalConcurrency: 1 }).then(
+          (started) => scope.add(started),
+        ),
+      ]);
+      const pgDispatcher = await pgFleet.dispatcher();
+      ways.floorPostgres = (size) => timed(() => pgFloor.burst(size));
+      ways.switchyardPostgres = (size) => timed(() => dispatchBurst(pgDispatcher, ids, echoes(size)));
+    }
+    const names = Object.keys(ways);
 
     progress(`serialized: warming up (${options.warmup} calls each)`);
-    await dispatchBurst(dispatcher, ids, echoes(options.warmup));
-    await floor.burst(options.warmup);
+    for (const name of names) await ways[name]?.(options.warmup);
 
-    const result: SerializedResult = { sizes: options.sizes, floor: [], switchyard: [], workerPeakRss: [] };
+    const result: SerializedResult = {
+      sizes: options.sizes,
+      floor: [],
+      switchyard: [],
+      workerPeakRss: [],
+      ...(WITH_POSTGRES ? { postgres: { floor: [], switchyard: [] } } : {}),
+    };
     for (const size of options.sizes) {
-      const floorRuns: number[] = [];
-      const switchyardRuns: number[] = [];
-      let peak = 0;
-      for (let repetition = 0; repetition < options.repetitions; repetition++) {
-        const floorFirst = repetition % 2 === 0;
-        const runFloor = async () => floorRuns.push(size / ((await timed(() => floor.burst(size))) / 1000));
-        const runSwitchyard = async () => {
-          const sampler = new RssSampler(worker.pid);
-          const elapsed = await timed(() => dispatchBurst(dispatcher, ids, echoes(size)));
-          peak = Math.max(peak, sampler.stop());
-          switchyardRuns.push(size / (elapsed / 1000));
-        };
-        if (floorFirst) {
-          await runFloor();
-          await runSwitchyard();
-        } else {
-          await runSwitchyard();
-          await runFloor();
+      const runs: Record<string, number[]> = Object.fromEntries(names.map((name) => [name, []]));
+      peak = 0;
+      // The ways take turns going first, so a machine slowing down mid-run slows each alike.
+      for (let repetition = 0; repetition < options.repetitions; repetition++)
+        for (const name of rotate(names, repetition)) {
+          const elapsed = (await ways[name]?.(size)) ?? 0;
+          runs[name]?.push(size / (elapsed / 1000));
         }
-      }
-      result.floor.push({ calls: size, runs: floorRuns, perSecond: median(floorRuns) });
-      result.switchyard.push({ calls: size, runs: switchyardRuns, perSecond: median(switchyardRuns) });
+      const burst = (name: string): BurstResult => ({
+        calls: size,
+        runs: runs[name] ?? [],
+        perSecond: median(runs[name] ?? []),
+      });
+      result.floor.push(burst('floor'));
+      result.switchyard.push(burst('switchyard'));
       result.workerPeakRss.push(peak);
+      result.postgres?.floor.push(burst('floorPostgres'));
+      result.postgres?.switchyard.push(burst('switchyardPostgres'));
       progress(
-        `serialized: ${size} calls: floor ${median(floorRuns).toFixed(0)}/s, Switchyard ${median(switchyardRuns).toFixed(0)}/s`,
+        `serialized: ${size} calls: ${names.map((name) => `${name} ${median(runs[name] ?? []).toFixed(0)}/s`).join(', ')}`,
       );
     }
     return result;

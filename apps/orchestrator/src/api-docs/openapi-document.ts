@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { createDocument, type ZodOpenApiOperationObject, type ZodOpenApiResponsesObject } from 'zod-openapi';
+import { ViewerSchema } from '../auth/viewer-schema.ts';
 import { ToolListSchema } from '../catalog/tool-list-schema.ts';
 import { ServerListSchema } from '../dispatch/server-list-schema.ts';
 import { PROBLEM_CONTENT_TYPE, ProblemSchema } from '../http/problem.ts';
@@ -15,6 +16,7 @@ import { WebhookDeliveryListSchema } from '../webhooks/webhook-delivery-view.ts'
 const PROBLEM_DESCRIPTIONS: Record<number, string> = {
   400: 'Invalid request (`validation-failed`, `malformed-body`, `unknown-tools`, `invalid-cursor`)',
   401: 'Missing or unknown API key (`unauthorized`)',
+  403: "An operator key, which only reads: acting on a job takes the team's own key (`forbidden`)",
   404: "No such job for this team; another team's job is a 404 too (`not-found`)",
   409: 'The job is not in a state that allows this (`conflict`)',
   413: 'Body larger than orchestrator.maxRequestBytes (`payload-too-large`)',
@@ -65,9 +67,9 @@ const operations = {
   listJobs: {
     operationId: 'listJobs',
     tags: ['jobs'],
-    summary: "The team's jobs, newest first",
+    summary: "The team's jobs, newest first (an operator key: every team's)",
     description:
-      'Filters combine with AND. `metadata[<key>]=<value>` (or `metadata.<key>=<value>`) keeps jobs submitted with that metadata. Pages follow `nextCursor`; send the same filters with it. An unknown parameter, a bad value or a cursor this API did not issue is a 400.',
+      "A team key lists its own jobs; an operator key every team's, read-only, with `team` to narrow them to one. Filters combine with AND. `metadata[<key>]=<value>` (or `metadata.<key>=<value>`) keeps jobs submitted with that metadata. Pages follow `nextCursor`; send the same filters with it. An unknown parameter, a bad value or a cursor this API did not issue is a 400; a team key naming another team in `team` is a 403.",
     requestParams: { query: JobListQuerySchema },
     parameters: [
       {
@@ -80,7 +82,7 @@ const operations = {
         schema: { type: 'object', additionalProperties: { type: 'string' } },
       },
     ],
-    responses: { '200': json(JobListSchema, 'One page of jobs'), ...problems(400, 401, 503) },
+    responses: { '200': json(JobListSchema, 'One page of jobs'), ...problems(400, 401, 403, 503) },
   },
   submitJob: {
     operationId: 'submitJob',
@@ -106,13 +108,14 @@ const operations = {
     responses: {
       '201': json(JobViewSchema, 'The job, queued'),
       '200': json(JobViewSchema, 'The job submitted earlier with this Idempotency-Key and this body'),
-      ...problems(400, 401, 413, 415, 422, 429, 503),
+      ...problems(400, 401, 403, 413, 415, 422, 429, 503),
     },
   },
   getJob: {
     operationId: 'getJob',
     tags: ['jobs'],
     summary: 'A job: what was submitted, its status, result, tool calls and (agent jobs) messages',
+    description: "A team key reads its own jobs (another team's is a 404); an operator key any job.",
     requestParams: jobPath,
     responses: { '200': json(JobViewSchema, 'The job'), ...problems(400, 401, 404, 503) },
   },
@@ -122,14 +125,17 @@ const operations = {
     summary: 'Delete an ended job with its tool calls, events and checkpoints',
     description: 'A job still queued or running is a 409: cancel it first.',
     requestParams: jobPath,
-    responses: { '204': { description: 'Deleted' }, ...problems(400, 401, 404, 409, 503) },
+    responses: { '204': { description: 'Deleted' }, ...problems(400, 401, 403, 404, 409, 503) },
   },
   cancelJob: {
     operationId: 'cancelJob',
     tags: ['jobs'],
     summary: 'Cancel a queued or running job',
     requestParams: jobPath,
-    responses: { '200': json(JobViewSchema, 'The job, cancelled'), ...problems(400, 401, 404, 409, 503) },
+    responses: {
+      '200': json(JobViewSchema, 'The job, cancelled'),
+      ...problems(400, 401, 403, 404, 409, 503),
+    },
   },
   streamJobEvents: {
     operationId: 'streamJobEvents',
@@ -159,7 +165,7 @@ const operations = {
     requestBody: { content: { 'application/json': { schema: InputAnswerSchema } } },
     responses: {
       '200': json(JobViewSchema, 'The job, with the answer recorded'),
-      ...problems(400, 401, 404, 409, 415, 503),
+      ...problems(400, 401, 403, 404, 409, 415, 503),
     },
   },
   decideJobApproval: {
@@ -170,7 +176,7 @@ const operations = {
     requestBody: { content: { 'application/json': { schema: ApprovalDecisionSchema } } },
     responses: {
       '200': json(JobViewSchema, 'The job, with the decision recorded'),
-      ...problems(400, 401, 404, 409, 415, 422, 503),
+      ...problems(400, 401, 403, 404, 409, 415, 422, 503),
     },
   },
   listJobWebhooks: {
@@ -178,7 +184,10 @@ const operations = {
     tags: ['jobs'],
     summary: "The job's webhook deliveries: state, attempts, last status code or error, next attempt",
     requestParams: jobPath,
-    responses: { '200': json(WebhookDeliveryListSchema, 'Deliveries'), ...problems(400, 401, 404, 503) },
+    responses: {
+      '200': json(WebhookDeliveryListSchema, 'Deliveries'),
+      ...problems(400, 401, 403, 404, 503),
+    },
   },
   listTools: {
     operationId: 'listTools',
@@ -191,6 +200,12 @@ const operations = {
     tags: ['fleet'],
     summary: 'The MCP servers behind those tools, their availability and sessions',
     responses: { '200': json(ServerListSchema, 'Servers'), ...problems(401, 503) },
+  },
+  whoami: {
+    operationId: 'whoami',
+    tags: ['keys'],
+    summary: "Who the key is: a team's (with its name) or an operator's",
+    responses: { '200': json(ViewerSchema, 'The key'), ...problems(401) },
   },
   getLiveness: {
     operationId: 'getLiveness',
@@ -225,7 +240,13 @@ export function openApiDocument(version: string): OpenApiDocument {
     },
     security: [{ bearer: [] }],
     components: {
-      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: "A team's API key" } },
+      securitySchemes: {
+        bearer: {
+          type: 'http',
+          scheme: 'bearer',
+          description: "A team's API key, or an operator key (operators.apiKeys), which only reads",
+        },
+      },
       // Not referenced by a path (an event stream's items cannot be), listed for clients that follow jobs.
       schemas: Object.fromEntries(
         Object.values(JOB_EVENT_SCHEMAS).map((schema) => [String(schema.meta()?.id), schema]),
@@ -235,6 +256,7 @@ export function openApiDocument(version: string): OpenApiDocument {
       { name: 'jobs', description: 'Submit, follow, list, cancel and delete jobs' },
       { name: 'catalog', description: 'Tools' },
       { name: 'fleet', description: 'MCP servers and their sessions' },
+      { name: 'keys', description: 'Who an API key is' },
       { name: 'health', description: 'Probes' },
     ],
     paths: {
@@ -247,6 +269,7 @@ export function openApiDocument(version: string): OpenApiDocument {
       '/v1/jobs/{id}/webhooks': { get: operations.listJobWebhooks },
       '/v1/tools': { get: operations.listTools },
       '/v1/servers': { get: operations.listServers },
+      '/v1/whoami': { get: operations.whoami },
       '/health/live': { get: operations.getLiveness },
       '/health/ready': { get: operations.getReadiness },
     },

@@ -7,6 +7,7 @@ import {
   UnauthorizedException,
 } from '@nestjs/common';
 import type { Request } from 'express';
+import { refuseNonTeamKey } from './key-refusal.ts';
 import { type Team, TeamsService } from './teams.service.ts';
 
 type AuthenticatedRequest = Request & { team?: Team };
@@ -19,15 +20,19 @@ export function bearerKey(request: Request): string {
   return match[1];
 }
 
-/** Bearer API key on every /v1 route: a missing or unknown key is 401, never a hint which. */
+/**
+ * A team's bearer API key, for the /v1 routes that act for a team: a missing or unknown key is 401,
+ * never a hint which; an operator key is a 403 (operators only read: ViewerGuard).
+ */
 @Injectable()
 export class ApiKeyGuard implements CanActivate {
   constructor(@Inject(TeamsService) private readonly teams: TeamsService) {}
 
   canActivate(context: ExecutionContext): boolean {
     const request = context.switchToHttp().getRequest<AuthenticatedRequest>();
-    const team = this.teams.byApiKey(bearerKey(request));
-    if (!team) throw new UnauthorizedException('unknown API key');
+    const key = bearerKey(request);
+    const team = this.teams.byApiKey(key);
+    if (!team) refuseNonTeamKey(this.teams, key);
     request.team = team;
     return true;
   }

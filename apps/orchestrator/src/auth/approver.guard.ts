@@ -8,6 +8,7 @@ import {
 } from '@nestjs/common';
 import type { Request } from 'express';
 import { bearerKey } from './api-key.guard.ts';
+import { refuseNonTeamKey } from './key-refusal.ts';
 import { type KeyIdentity, TeamsService } from './teams.service.ts';
 
 type IdentifiedRequest = Request & { team?: KeyIdentity['team']; keyIdentity?: KeyIdentity };
@@ -23,8 +24,9 @@ function guard(approval: boolean) {
 
     canActivate(context: ExecutionContext): boolean {
       const request = context.switchToHttp().getRequest<IdentifiedRequest>();
-      const identity = this.teams.identify(bearerKey(request));
-      if (!identity) throw new UnauthorizedException('unknown API key');
+      const key = bearerKey(request);
+      const identity = this.teams.identify(key);
+      if (!identity) refuseNonTeamKey(this.teams, key);
       const approversOnly = approval && identity.team.config.approverKeys.length > 0;
       if (identity.approver ? !approval : approversOnly) {
         throw new UnauthorizedException(

@@ -1,11 +1,11 @@
 import {
+  type CatalogStore,
   type CatalogTool,
-  type RedisConnection,
-  redisKeys,
+  catalogStoreOf,
   type ServerCatalogEntry,
-  ServerCatalogEntrySchema,
+  type StopListening,
+  type Store,
   type WorkerHeartbeat,
-  WorkerHeartbeatSchema,
 } from '@switchyard/contracts';
 
 /**
@@ -22,17 +22,6 @@ interface Snapshot {
   workers: WorkerHeartbeat[];
 }
 
-function parseEntries<T>(hash: Record<string, string>, parse: (value: unknown) => T | undefined): T[] {
-  return Object.values(hash).flatMap((json) => {
-    try {
-      const value = parse(JSON.parse(json));
-      return value ? [value] : [];
-    } catch {
-      return [];
-    }
-  });
-}
-
 /** Heartbeats lapsed longer than this are gone for good (and pruned): they never count as recovering. */
 const LAPSED_HEARTBEAT_HORIZON_MS = 60_000;
 
@@ -40,12 +29,15 @@ const LAPSED_HEARTBEAT_HORIZON_MS = 60_000;
 export class CatalogReader {
   private snapshot: Snapshot | undefined;
   private loading: Promise<Snapshot> | undefined;
+  private readonly catalog: CatalogStore;
 
+  /** `store`: the deployment's queue store, where the workers publish (catalog-store.ts). */
   constructor(
-    private readonly redis: RedisConnection,
-    private readonly prefix: string,
+    store: Store,
     private readonly cacheMs = 250,
-  ) {}
+  ) {
+    this.catalog = catalogStoreOf(store);
+  }
 
   async entries(): Promise<Map<string, ServerCatalogEntry>> {
     return (await this.read()).servers;
@@ -102,6 +94,17 @@ export class CatalogReader {
     this.snapshot = undefined;
   }
 
+  /**
+   * Calls `listener` when the workers announce a change (a wake-up: read again to see what changed).
+   * Holds a connection of its own until the returned stop is called.
+   */
+  onChanged(
+    listener: (workerId: string) => void,
+    onError?: (error: unknown) => void,
+  ): Promise<StopListening> {
+    return this.catalog.onChanged(listener, onError);
+  }
+
   private async read(): Promise<Snapshot> {
     if (this.snapshot && Date.now() - this.snapshot.at < this.cacheMs) return this.snapshot;
     this.loading ??= this.load().finally(() => {
@@ -112,26 +115,15 @@ export class CatalogReader {
   }
 
   private async load(): Promise<Snapshot> {
-    // Dated when asked, not when answered: a read that sat behind a paused Redis is stale on arrival.
+    // Dated when asked, not when answered: a read that sat behind a paused store is stale on arrival.
     const at = Date.now();
-    const [catalog, workers] = await Promise.all([
-      this.redis.hgetall(redisKeys.catalog(this.prefix)),
-      this.redis.hgetall(redisKeys.workers(this.prefix)),
-    ]);
-    const entries = parseEntries(catalog, (value) => ServerCatalogEntrySchema.safeParse(value).data);
-    const beats = parseEntries(workers, (value) => WorkerHeartbeatSchema.safeParse(value).data);
-    await this.pruneDead(beats);
+    // Workers that died without saying goodbye are forgotten (and removed) after a minute, so the
+    // store stays small; until then they count as recovering (availability).
+    const { servers, workers } = await this.catalog.read(at - LAPSED_HEARTBEAT_HORIZON_MS);
     return {
       at,
-      servers: new Map(entries.map((entry) => [entry.server, entry])),
-      workers: beats,
+      servers: new Map(servers.map((entry) => [entry.server, entry])),
+      workers,
     };
-  }
-
-  /** Workers that died without saying goodbye are removed after a minute, so the hash stays small. */
-  private async pruneDead(beats: WorkerHeartbeat[]): Promise<void> {
-    const cutoff = Date.now() - LAPSED_HEARTBEAT_HORIZON_MS;
-    const dead = beats.filter((beat) => beat.expiresAt < cutoff).map((beat) => beat.workerId);
-    if (dead.length > 0) await this.redis.hdel(redisKeys.workers(this.prefix), ...dead);
   }
 }

@@ -1,8 +1,7 @@
 import { Module } from '@nestjs/common';
-import type { RedisConnection } from '@switchyard/contracts';
+import type { Store } from '@switchyard/contracts';
 import { AuthModule } from '../auth/auth.module.ts';
-import type { OrchestratorEnv } from '../runtime/orchestrator-env.ts';
-import { ENV, REDIS } from '../runtime/tokens.ts';
+import { STORE } from '../runtime/tokens.ts';
 import { CatalogController } from './catalog.controller.ts';
 import { CatalogReader } from './catalog-reader.ts';
 import { ModelToolCatalog } from './model-tool-catalog.ts';
@@ -13,8 +12,8 @@ import { ModelToolCatalog } from './model-tool-catalog.ts';
   providers: [
     {
       provide: CatalogReader,
-      inject: [REDIS, ENV],
-      useFactory: (redis: RedisConnection, env: OrchestratorEnv) => new CatalogReader(redis, env.prefix),
+      inject: [STORE],
+      useFactory: (store: Store) => new CatalogReader(store),
     },
     ModelToolCatalog,
   ],

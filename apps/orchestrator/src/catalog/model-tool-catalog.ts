@@ -95,7 +95,7 @@ export class ModelToolCatalog {
       refused: {
         status: 'failed',
         code: 'unknown_or_disallowed_tool',
-        text: `There is no tool named "${name}" available to this job.`,
+        text: `No tool named "${name}" is available to this job (unknown, or not allowed by its filters); the call was not sent.`,
       },
     };
     const separator = name.indexOf('__');

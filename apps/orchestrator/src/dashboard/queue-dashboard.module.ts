@@ -1,6 +1,3 @@
-import { createBullBoard } from '@bull-board/api';
-import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
-import { ExpressAdapter } from '@bull-board/express';
 import { Inject, Module, type OnModuleInit } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import type { SwitchyardConfig } from '@switchyard/contracts';
@@ -26,7 +23,8 @@ function readOnly(request: Request, response: Response, next: NextFunction): voi
 
 /**
  * bull-board over every server queue and the agent-runs queue, at /admin/queues, behind HTTP Basic auth
- * (DASHBOARD_USERNAME / DASHBOARD_PASSWORD). Without both set, it is not mounted at all.
+ * (DASHBOARD_USERNAME / DASHBOARD_PASSWORD). Without both set, it is not mounted at all, and bull-board's
+ * packages are not even loaded (they cost a replica tens of MiB, docs/capacity.md).
  *
  * Read-only: a retry of a completed non-idempotent call would run it again behind the at-most-once
  * marker's back, and raising a queue's global concurrency would break `concurrency: 1`. bull-board
@@ -43,13 +41,18 @@ export class QueueDashboardModule implements OnModuleInit {
     @Inject(LOGGER) private readonly log: Logger,
   ) {}
 
-  onModuleInit(): void {
+  async onModuleInit(): Promise<void> {
     const username = process.env.DASHBOARD_USERNAME;
     const password = process.env.DASHBOARD_PASSWORD;
     if (!username || !password) {
       this.log.info('queue dashboard disabled (set DASHBOARD_USERNAME and DASHBOARD_PASSWORD to enable it)');
       return;
     }
+    const [{ createBullBoard }, { BullMQAdapter }, { ExpressAdapter }] = await Promise.all([
+      import('@bull-board/api'),
+      import('@bull-board/api/bullMQAdapter'),
+      import('@bull-board/express'),
+    ]);
     const serverAdapter = new ExpressAdapter();
     serverAdapter.setBasePath(DASHBOARD_PATH);
     createBullBoard({

@@ -1,4 +1,4 @@
-import { type RedisConnection, redisKeys, type ToolCallCancel } from '@switchyard/contracts';
+import { cancelRequests, type Store, type ToolCallCancel } from '@switchyard/contracts';
 
 /** A queued or running call to stop: its server's queue and its deterministic job id. */
 export interface CallToCancel {
@@ -8,23 +8,23 @@ export interface CallToCancel {
 
 /**
  * Asks whichever worker runs one of the calls to abort it, and every worker to refuse the others: one
- * PUBLISH per queue on the deployment's cancel channel. A failed publish is reported, not thrown: the
- * calls then finish on their own, with their real outcomes.
+ * request per queue on the deployment's cancel channel (CancelRequests). A failed publish is reported,
+ * not thrown: the calls then finish on their own, with their real outcomes.
  */
 export async function publishCancels(
-  redis: RedisConnection,
-  prefix: string,
+  store: Store,
   calls: CallToCancel[],
   reason: string,
   onError: (error: unknown) => void,
 ): Promise<void> {
+  const requests = cancelRequests(store);
   const byQueue = new Map<string, string[]>();
   for (const { queue, id } of calls) byQueue.set(queue, [...(byQueue.get(queue) ?? []), id]);
   await Promise.all(
     [...byQueue].map(async ([queue, ids]) => {
       const request: ToolCallCancel = { queue, ids, reason };
       try {
-        await redis.publish(redisKeys.cancels(prefix), JSON.stringify(request));
+        await requests.publish(request);
       } catch (error) {
         onError(error);
       }

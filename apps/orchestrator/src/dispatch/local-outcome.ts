@@ -16,7 +16,7 @@ export function localOutcome(
   text: string,
   error?: string,
   executed?: Executed,
-  /** Now on the clock the call's enqueuedAt is on (RedisClock), for its queuedMs; default this host's. */
+  /** Now on the clock the call's enqueuedAt is on (ServerClock), for its queuedMs; default this host's. */
   now = Date.now(),
 ): ToolCallOutcome {
   return ToolCallOutcomeSchema.parse(

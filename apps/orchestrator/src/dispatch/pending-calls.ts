@@ -54,7 +54,7 @@ export class PendingCalls {
       onError: (error: unknown) => void;
       /** Adds an idempotent call whose queue job vanished again under its id (it may run again). */
       requeue?: (call: PendingCall) => Promise<void>;
-      /** The clock deadlines are stamped on: Redis's (RedisClock); default this host's. */
+      /** The clock deadlines are stamped on: the store's (ServerClock); default this host's. */
       clock?: Clock;
     },
   ) {

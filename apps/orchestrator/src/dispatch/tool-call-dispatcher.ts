@@ -1,9 +1,11 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import {
   ArgumentValidator,
   type Clock,
   carrierFrom,
-  RedisClock,
-  type RedisConnection,
+  isDependencyOutage,
+  ServerClock,
+  type Store,
   type SwitchyardConfig,
   type ToolCallJob,
   ToolCallJobSchema,
@@ -15,7 +17,7 @@ import {
 import { ATTR } from '@switchyard/telemetry';
 import type { Job, Queue } from 'bullmq';
 import type { CatalogReader } from '../catalog/catalog-reader.ts';
-import { inSpan, SpanKind } from '../telemetry/spans.ts';
+import { inSettlingSpan, SpanKind } from '../telemetry/spans.ts';
 import { admitCall, queueTimeoutMs } from './call-admission.ts';
 import { type CallToCancel, publishCancels } from './cancel-requests.ts';
 import { FairShare } from './fair-share.ts';
@@ -26,11 +28,17 @@ import { settledOutcome } from './settled-outcome.ts';
 import { DispatchError, JOB_CANCELLED, type ToolCallRequest, teamOf } from './tool-call-request.ts';
 import { ToolQueues } from './tool-queues.ts';
 
+/** Pauses between adds while the queue store is out of reach: from the first to the longest. */
+const OUTAGE_RETRY_FIRST_MS = 100;
+const OUTAGE_RETRY_MAX_MS = 1_000;
+/** How many of a server's prioritized calls a scrape reads to find the one waiting longest. */
+const OLDEST_WAITING_SCAN = 25;
+
 export interface DispatcherOptions {
   config: SwitchyardConfig;
   prefix: string;
-  /** Shared connection for queue commands; BullMQ reuses it for every server's Queue. */
-  redis: RedisConnection;
+  /** The queue store: on Redis, BullMQ reuses its shared connection for every server's Queue. */
+  store: Store;
   catalog: CatalogReader;
   /**
    * How long (ms) a call must wait before it may run (a team's callsPerMinute); it is queued with that
@@ -42,7 +50,7 @@ export interface DispatcherOptions {
   onError?: (error: unknown) => void;
   /**
    * The clock a call's enqueuedAt and deadline are stamped on: Redis's (TIME), which workers judge them on
-   * too, so no host's own clock matters (docs/semantics.md §6). Default: a RedisClock of `redis`.
+   * too, so no host's own clock matters (docs/semantics.md §6). Default: the store's ServerClock.
    */
   clock?: Clock;
 }
@@ -62,16 +70,16 @@ export class ToolCallDispatcher {
   private readonly onError: (error: unknown) => void;
   private readonly clock: Clock;
   /** Set when this dispatcher measures its own clock (no `clock` option): started and stopped with it. */
-  private readonly ownClock: RedisClock | undefined;
+  private readonly ownClock: ServerClock | undefined;
 
   constructor(private readonly options: DispatcherOptions) {
     this.onError = (error) => options.onError?.(error);
-    this.ownClock = options.clock ? undefined : RedisClock.of(options.redis, { onError: this.onError });
-    this.clock = options.clock ?? (this.ownClock as RedisClock);
-    this.fairShare = new FairShare(options.redis, options.prefix, options.config, this.clock);
-    this.queues = new ToolQueues(options.redis, options.prefix, this.onError);
+    this.ownClock = options.clock ? undefined : ServerClock.of(options.store, { onError: this.onError });
+    this.clock = options.clock ?? (this.ownClock as ServerClock);
+    this.fairShare = new FairShare(options.store, options.config, this.clock);
+    this.queues = new ToolQueues(options.store, this.onError);
     this.pending = new PendingCalls({
-      listener: new OutcomeListener(options.redis.duplicate(), options.prefix, this.onError),
+      listener: new OutcomeListener(options.store, this.onError),
       fairShare: this.fairShare,
       catalog: options.catalog,
       onError: this.onError,
@@ -109,7 +117,8 @@ export class ToolCallDispatcher {
     data.deadline += delayMs;
     const queue = toolQueueName(request.server);
     // The producer span: the worker's "process" span is its child through the context in the job data.
-    return inSpan(
+    // It ends when the job is added, and carries the call's outcome once that arrives.
+    const { value: started, settling } = await inSettlingSpan(
       `send ${queue}`,
       {
         kind: SpanKind.PRODUCER,
@@ -128,7 +137,17 @@ export class ToolCallDispatcher {
         await started.added;
         return started;
       },
-    ).then((started) => started.outcome);
+    );
+    return started.outcome.then(
+      (outcome) => {
+        settling.settle(outcome.status, outcome.error);
+        return outcome;
+      },
+      (error: unknown) => {
+        settling.settle('failed', (error as Error).message);
+        throw error;
+      },
+    );
   }
 
   /**
@@ -220,13 +239,29 @@ export class ToolCallDispatcher {
       .getJobCounts('waiting', 'prioritized', 'delayed', 'active', 'completed', 'failed');
   }
 
+  /**
+   * When the longest-waiting call on a server's queue became ready to run (epoch ms), or undefined when
+   * none waits. Bounded: the oldest of the arrival-order list and the next OLDEST_WAITING_SCAN of the
+   * prioritized set (fair share: every team's first call in line is near its front). A call delayed
+   * (a quota, a retry's backoff) waits from the end of its delay.
+   */
+  async oldestWaitingSince(server: string): Promise<number | undefined> {
+    const queue = this.queues.of(server);
+    const [waiting, prioritized] = await Promise.all([
+      queue.getJobs(['waiting'], 0, 0, true),
+      queue.getJobs(['prioritized'], 0, OLDEST_WAITING_SCAN - 1, true),
+    ]);
+    const since = [...waiting, ...prioritized].map((job) => job.timestamp + (job.delay ?? 0));
+    return since.length > 0 ? Math.min(...since) : undefined;
+  }
+
   /** The BullMQ queue of one server (sharing this dispatcher's connection), e.g. for a dashboard. */
   queue(server: string): Queue {
     return this.queues.of(server);
   }
 
   private requestCancels(calls: CallToCancel[], reason: string): Promise<void> {
-    return publishCancels(this.options.redis, this.options.prefix, calls, reason, this.onError);
+    return publishCancels(this.options.store, calls, reason, this.onError);
   }
 
   /** Adds the call and returns both the add (for the producer span) and the awaited outcome. */
@@ -253,37 +288,27 @@ export class ToolCallDispatcher {
     retry: { attempts: number; backoffMs: number },
     delayMs: number,
   ): Promise<void> {
-    let queued: boolean;
+    let queued = false;
     let failure = '';
-    try {
-      const priority = await this.fairShare.enter(
-        entry.data.server,
-        teamOf(entry.data),
-        entry.bullId,
-        entry.data.deadline,
-      );
-      entry.inLine = priority !== undefined;
-      // Same id → BullMQ returns the existing job instead of adding: a re-run never executes twice.
-      const job = await entry.queue.add('call', entry.data, {
-        jobId: entry.bullId,
-        ...(priority !== undefined ? { priority } : {}),
-        attempts: retry.attempts,
-        backoff: { type: 'exponential', delay: retry.backoffMs },
-        // Kept so a resumed run re-dispatching this id finds it instead of running it again (toolCalls).
-        ...toolCallJobRetention(this.options.config.toolCalls),
-        ...(delayMs > 0 ? { delay: delayMs } : {}),
-      });
-      if (job.data && (job.data as ToolCallJob).enqueuedAt !== entry.data.enqueuedAt) {
-        // An earlier run added this call: wait for that job, with its own deadline.
-        entry.data = ToolCallJobSchema.parse(job.data);
+    for (let pauseMs = OUTAGE_RETRY_FIRST_MS; ; pauseMs = Math.min(pauseMs * 2, OUTAGE_RETRY_MAX_MS)) {
+      try {
+        await this.addOnce(entry, retry, delayMs);
+        queued = true;
+        break;
+      } catch (error) {
+        failure = (error as Error)?.message ?? String(error);
+        this.pending.report(entry, 'queue.add failed', error);
+        // The queue store out of reach (a restart, a failover): tried again until the call's queue deadline,
+        // as ioredis's offline queue does on Redis; an add under the same id never makes a second job.
+        if (isDependencyOutage(error) && !entry.settled && this.clock.now() + pauseMs < entry.data.deadline) {
+          await delay(pauseMs);
+          continue;
+        }
+        // The add may have reached the store before it failed (e.g. the connection dropped after sending
+        // it): only a job known to be absent proves the call was never queued.
+        queued = await this.probeQueued(entry);
+        break;
       }
-      queued = true;
-    } catch (error) {
-      failure = (error as Error)?.message ?? String(error);
-      this.pending.report(entry, 'queue.add failed', error);
-      // The add may have reached Redis before it failed (e.g. the connection dropped after sending it):
-      // only a job known to be absent proves the call was never queued.
-      queued = await this.probeQueued(entry);
     }
     if (!queued) {
       this.pending.settle(
@@ -293,6 +318,34 @@ export class ToolCallDispatcher {
       return;
     }
     await this.pending.watch(entry);
+  }
+
+  private async addOnce(
+    entry: PendingCall,
+    retry: { attempts: number; backoffMs: number },
+    delayMs: number,
+  ): Promise<void> {
+    const priority = await this.fairShare.enter(
+      entry.data.server,
+      teamOf(entry.data),
+      entry.bullId,
+      entry.data.deadline,
+    );
+    entry.inLine = priority !== undefined;
+    // Same id → BullMQ returns the existing job instead of adding: a re-run never executes twice.
+    const job = await entry.queue.add('call', entry.data, {
+      jobId: entry.bullId,
+      ...(priority !== undefined ? { priority } : {}),
+      attempts: retry.attempts,
+      backoff: { type: 'exponential', delay: retry.backoffMs },
+      // Kept so a resumed run re-dispatching this id finds it instead of running it again (toolCalls).
+      ...toolCallJobRetention(this.options.config.toolCalls),
+      ...(delayMs > 0 ? { delay: delayMs } : {}),
+    });
+    if (job.data && (job.data as ToolCallJob).enqueuedAt !== entry.data.enqueuedAt) {
+      // An earlier run added this call: wait for that job, with its own deadline.
+      entry.data = ToolCallJobSchema.parse(job.data);
+    }
   }
 
   /** An idempotent call whose queue job vanished after its add (Redis lost its data) is added again. */

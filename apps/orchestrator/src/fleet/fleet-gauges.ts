@@ -14,8 +14,9 @@ import { CONFIG } from '../runtime/tokens.ts';
 const QUEUE_STATES = ['waiting', 'prioritized', 'delayed', 'active'] as const;
 
 /**
- * Gauges read from Redis at scrape time: every server queue's depth (what KEDA scales workers on) and
- * the fleet's MCP sessions by state, as the workers' heartbeats report them.
+ * Gauges read from the queue store at scrape time: every server queue's depth (what KEDA scales workers
+ * on), the age of its longest-waiting call, the fleet's live workers and their MCP sessions by state,
+ * as the workers' heartbeats report them. Each read is bounded by the configured servers.
  */
 @Injectable()
 export class FleetGauges implements OnModuleInit {
@@ -41,6 +42,28 @@ export class FleetGauges implements OnModuleInit {
         const runs = await this.agentRuns.queue.getJobCounts(...QUEUE_STATES);
         for (const state of QUEUE_STATES)
           set({ queue: AGENT_RUNS_QUEUE, server: '', state }, runs[state] ?? 0);
+      },
+    );
+    this.metrics.gauge(
+      'switchyard_queue_oldest_waiting_call_age_seconds',
+      'How long the longest-waiting call on each server queue has been ready to run (0: none waits)',
+      ['server'],
+      async (set) => {
+        const now = Date.now();
+        for (const server of Object.keys(this.config.servers)) {
+          const since = await this.dispatcher.oldestWaitingSince(server);
+          set({ server }, since === undefined ? 0 : Math.max(0, now - since) / 1000);
+        }
+      },
+    );
+    this.metrics.gauge(
+      'switchyard_live_workers',
+      'Live workers (heartbeat not expired) serving each server, whatever their session’s state',
+      ['server'],
+      async (set) => {
+        const workers = await this.catalog.liveWorkers();
+        for (const server of Object.keys(this.config.servers))
+          set({ server }, workers.filter((beat) => beat.sessions[server] !== undefined).length);
       },
     );
     this.metrics.gauge(

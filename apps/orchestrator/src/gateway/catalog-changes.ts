@@ -1,13 +1,12 @@
 import { createHash } from 'node:crypto';
 import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
-import { type RedisConnection, redisKeys } from '@switchyard/contracts';
+import type { StopListening } from '@switchyard/contracts';
 import { CatalogReader } from '../catalog/catalog-reader.ts';
 import type { Logger } from '../runtime/logger.ts';
-import type { OrchestratorEnv } from '../runtime/orchestrator-env.ts';
-import { ENV, LOGGER, REDIS } from '../runtime/tokens.ts';
+import { LOGGER } from '../runtime/tokens.ts';
 import { McpEndpoint } from './mcp-endpoint.ts';
 
-/** Workers announce on every heartbeat; the catalog is compared at most this often. */
+/** Workers announce heartbeats (on PostgreSQL only changed ones); the catalog is compared at most this often. */
 const CHECK_EVERY_MS = 500;
 
 /**
@@ -19,30 +18,27 @@ const CHECK_EVERY_MS = 500;
  */
 @Injectable()
 export class CatalogChanges implements OnModuleInit, OnModuleDestroy {
-  private readonly subscriber: RedisConnection;
+  private stopListening: StopListening | undefined;
   private digest: string | undefined;
   private timer: NodeJS.Timeout | undefined;
 
   constructor(
-    @Inject(REDIS) redis: RedisConnection,
-    @Inject(ENV) private readonly env: OrchestratorEnv,
     @Inject(CatalogReader) private readonly reader: CatalogReader,
     @Inject(McpEndpoint) private readonly endpoint: McpEndpoint,
     @Inject(LOGGER) private readonly log: Logger,
-  ) {
-    this.subscriber = redis.duplicate();
-  }
+  ) {}
 
   async onModuleInit(): Promise<void> {
-    this.subscriber.on('error', (error) => this.log.warn({ err: error }, 'redis catalog subscriber error'));
-    this.subscriber.on('message', () => this.schedule());
-    await this.subscriber.subscribe(redisKeys.catalogChanged(this.env.prefix));
+    this.stopListening = await this.reader.onChanged(
+      () => this.schedule(),
+      (error) => this.log.warn({ err: error }, 'catalog change subscriber error'),
+    );
     this.digest = await this.current().catch(() => undefined);
   }
 
   async onModuleDestroy(): Promise<void> {
     clearTimeout(this.timer);
-    this.subscriber.disconnect();
+    await this.stopListening?.();
   }
 
   private schedule(): void {

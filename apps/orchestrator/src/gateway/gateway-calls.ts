@@ -6,10 +6,11 @@ import {
   type ServerContext,
 } from '@modelcontextprotocol/server';
 import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
-import { contextFrom, RELAY_PROGRESS_LABEL, toolCallJobId, toolQueueName } from '@switchyard/contracts';
+import { contextFrom, toolCallJobId, toolQueueName } from '@switchyard/contracts';
 import { ATTR } from '@switchyard/telemetry';
 import type { Team } from '../auth/teams.service.ts';
 import { type ModelTool, ModelToolCatalog } from '../catalog/model-tool-catalog.ts';
+import { ProgressListener } from '../dispatch/progress-listener.ts';
 import { ToolCallDispatcher } from '../dispatch/tool-call-dispatcher.ts';
 import { JobEvents } from '../jobs/job-events.ts';
 import { FINAL_STATUSES, type McpJobRequest } from '../jobs/job-request.ts';
@@ -23,7 +24,6 @@ import { LOGGER } from '../runtime/tokens.ts';
 import { inSpan, SpanKind } from '../telemetry/spans.ts';
 import { GATEWAY_CALL_ID, GatewayJobs } from './gateway-jobs.ts';
 import { endedWithoutOutcome, notice, toCallToolResult } from './outcome-result.ts';
-import { ProgressListener } from './progress-listener.ts';
 import { RequestRegistry } from './request-registry.ts';
 
 /**
@@ -321,7 +321,6 @@ export class GatewayCalls implements OnModuleInit {
         cancel: cancel.signal,
         client: ctx.mcpReq.signal,
         log,
-        labels: progressToken !== undefined ? { [RELAY_PROGRESS_LABEL]: 'true' } : {},
         onWait: (wait) =>
           notify({
             progress: 0,

@@ -1,4 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { trace } from '@opentelemetry/api';
 import type { SwitchyardConfig, ToolCallOutcome } from '@switchyard/contracts';
 import { TeamsService } from '../auth/teams.service.ts';
 import { InputStore } from '../jobs/input-store.ts';
@@ -119,6 +120,8 @@ export class GatewayJobs {
       // A tool's question is not relayed to the MCP client yet: its call ends `input_required`.
       waits: { approval: true, question: false },
       ...(run.labels ? { labels: run.labels } : {}),
+      // The request's `mcp tools/call` span when a request carries the call (none for a detached task).
+      span: trace.getActiveSpan(),
     };
   }
 

@@ -3,6 +3,7 @@ import { AuthModule } from '../auth/auth.module.ts';
 import { CatalogModule } from '../catalog/catalog.module.ts';
 import { DispatchModule } from '../dispatch/dispatch.module.ts';
 import { JobsModule } from '../jobs/jobs.module.ts';
+import { STORE } from '../runtime/tokens.ts';
 import { ToolCallsModule } from '../tool-calls/tool-calls.module.ts';
 import { CatalogChanges } from './catalog-changes.ts';
 import { GatewayCalls } from './gateway-calls.ts';
@@ -11,8 +12,7 @@ import { GatewayTasks } from './gateway-tasks.ts';
 import { McpEndpoint } from './mcp-endpoint.ts';
 import { McpGatewayController } from './mcp-gateway.controller.ts';
 import { OrphanedCalls } from './orphaned-calls.ts';
-import { ProgressListener } from './progress-listener.ts';
-import { RequestRegistry } from './request-registry.ts';
+import { RequestRegistry, requestRegistry } from './request-registry.ts';
 
 /** The fleet as one MCP endpoint, `/mcp` (docs/architecture.md, gateway). */
 @Module({
@@ -23,8 +23,7 @@ import { RequestRegistry } from './request-registry.ts';
     GatewayJobs,
     GatewayTasks,
     McpEndpoint,
-    ProgressListener,
-    RequestRegistry,
+    { provide: RequestRegistry, inject: [STORE], useFactory: requestRegistry },
     CatalogChanges,
     OrphanedCalls,
   ],

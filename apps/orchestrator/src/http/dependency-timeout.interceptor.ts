@@ -14,7 +14,7 @@ const pause = (ms: number) => new Promise<'slow'>((resolve) => setTimeout(() => 
  * A request stuck behind a dependency that stopped answering (a paused Redis holds ioredis commands
  * indefinitely; a PostgreSQL that is going away) is answered 503 with Retry-After within `timeoutMs`
  * instead of at the client's own timeout. A request that is merely slow (a busy machine) is not: after
- * half the time PostgreSQL and Redis are asked, within the other half, and only a dependency that does
+ * half the time PostgreSQL and Redis (on the redis backend) are asked, within the other half, and only a dependency that does
  * not answer ends the request; while both answer, the request goes on and is asked about again.
  * A handler that is cut off may still finish later; writes are safe to retry (Idempotency-Key,
  * deterministic ids).
@@ -41,7 +41,7 @@ export class DependencyTimeoutInterceptor implements NestInterceptor {
     const done = work.then(() => 'done' as const);
     const half = Math.max(1, Math.floor(this.timeoutMs / 2));
     while ((await Promise.race([done, pause(half)])) === 'slow') {
-      await this.dependencies.require(['postgres', 'redis'], { fresh: true, timeoutMs: half });
+      await this.dependencies.requireAll({ fresh: true, timeoutMs: half });
     }
     return work;
   }

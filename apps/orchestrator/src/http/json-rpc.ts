@@ -6,6 +6,8 @@ export const JSON_RPC_CODES = {
   invalidRequest: -32600,
   invalidParams: -32602,
   internalError: -32603,
+  /** MCP 2026-07-28, Streamable HTTP: a mirrored header (Mcp-Method, Mcp-Name) missing or not matching the body. */
+  headerMismatch: -32020,
 } as const;
 
 export type JsonRpcId = string | number | null;

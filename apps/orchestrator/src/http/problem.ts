@@ -9,9 +9,10 @@ import { z } from 'zod';
 export const PROBLEM_KINDS = {
   'validation-failed': { status: 400, title: 'The request is invalid' },
   'malformed-body': { status: 400, title: 'The request body is not valid JSON' },
-  'unknown-tools': { status: 400, title: 'The job names tools that do not exist' },
+  'unknown-tools': { status: 400, title: 'The job names tools this team cannot call' },
   'invalid-cursor': { status: 400, title: 'The pagination cursor is not one this API issued' },
   unauthorized: { status: 401, title: 'Missing or unknown API key' },
+  forbidden: { status: 403, title: 'This key may not do this' },
   'not-found': { status: 404, title: 'No such resource' },
   conflict: { status: 409, title: 'The resource is not in a state that allows this' },
   'payload-too-large': { status: 413, title: 'The request body is too large' },
@@ -77,6 +78,7 @@ export function kindForStatus(status: number): ProblemKind {
   const byStatus: Record<number, ProblemKind> = {
     400: 'validation-failed',
     401: 'unauthorized',
+    403: 'forbidden',
     404: 'not-found',
     409: 'conflict',
     413: 'payload-too-large',

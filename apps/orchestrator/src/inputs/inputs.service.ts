@@ -5,7 +5,7 @@ import {
   Injectable,
   UnprocessableEntityException,
 } from '@nestjs/common';
-import { ArgumentValidator, type Question } from '@switchyard/contracts';
+import { ArgumentValidator, type Question, withRequestedDefaults } from '@switchyard/contracts';
 import type { Team } from '../auth/teams.service.ts';
 import { AgentRunQueue } from '../jobs/agent-run-queue.ts';
 import {
@@ -109,7 +109,7 @@ export class InputsService {
       'person answered',
     );
     if (result.resume) await this.runs.wake(jobId);
-    return this.jobs.get(team, jobId);
+    return this.jobs.get({ kind: 'team', team }, jobId);
   }
 
   /** A form answer must match the requested schema; declining or cancelling carries no content. */
@@ -124,7 +124,9 @@ export class InputsService {
         throw new BadRequestException('content: a URL question takes no content');
       return;
     }
-    const content = body.content ?? {};
+    // The worker fills in the requested schema's defaults for fields the answer leaves out (SEP-1034),
+    // so a required field with a default may be left out here too.
+    const content = withRequestedDefaults(question.requestedSchema, body.content ?? {});
     const check = this.validator.check(question.requestedSchema ?? { type: 'object' }, content);
     if (!check.ok) {
       throw new BadRequestException(

@@ -1,8 +1,7 @@
 import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
-import { AGENT_RUNS_QUEUE, type RedisConnection } from '@switchyard/contracts';
+import { AGENT_RUNS_QUEUE, bullmqBinding, type Store } from '@switchyard/contracts';
 import { Queue } from 'bullmq';
-import type { OrchestratorEnv } from '../runtime/orchestrator-env.ts';
-import { ENV, REDIS } from '../runtime/tokens.ts';
+import { STORE } from '../runtime/tokens.ts';
 
 export interface AgentRunData {
   jobId: string;
@@ -13,8 +12,9 @@ export interface AgentRunData {
 export class AgentRunQueue implements OnModuleDestroy {
   readonly queue: Queue<AgentRunData>;
 
-  constructor(@Inject(REDIS) redis: RedisConnection, @Inject(ENV) env: OrchestratorEnv) {
-    this.queue = new Queue<AgentRunData>(AGENT_RUNS_QUEUE, { connection: redis, prefix: env.prefix });
+  constructor(@Inject(STORE) store: Store) {
+    const binding = bullmqBinding(store);
+    this.queue = new Queue<AgentRunData>(AGENT_RUNS_QUEUE, binding.options, binding.factory as never);
   }
 
   /** `delayMs`: the run waits delayed that long first, as a parked run does (its earliest expiry). */

@@ -22,7 +22,7 @@ export class JobEndings {
     const ended = await this.events.publishWith(job.id, 'status', data, (event) =>
       this.store.finish(job.id, status, result, error, event),
     );
-    if (ended) this.metrics.runEnded(job.kind, status, job.team);
+    if (ended) this.metrics.jobEnded(job, status);
     return ended;
   }
 }

@@ -49,4 +49,19 @@ export const JOB_EVENT_SCHEMAS = {
       id: 'ToolCallFinishedEvent',
       description: 'event: tool_call.finished — the call has its one outcome',
     }),
+  'tool_call.progress': z
+    .looseObject({
+      toolCallId: z.string(),
+      server: z.string(),
+      tool: z.string(),
+      progress: z.number(),
+      total: z.number().optional(),
+      message: z.string().max(2_000).optional(),
+      at,
+    })
+    .meta({
+      id: 'ToolCallProgressEvent',
+      description:
+        "event: tool_call.progress — the running call's server reported progress (at most one per call per 500 ms; only the newest per call is replayed)",
+    }),
 } as const;

@@ -1,9 +1,15 @@
 import { EventEmitter } from 'node:events';
 import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
-import type { RedisConnection, ToolCallOutcome } from '@switchyard/contracts';
+import {
+  type JobAnnouncements,
+  jobAnnouncements,
+  type Store,
+  type ToolCallOutcome,
+  type Unsubscribe,
+} from '@switchyard/contracts';
 import type { Logger } from '../runtime/logger.ts';
 import type { OrchestratorEnv } from '../runtime/orchestrator-env.ts';
-import { ENV, LOGGER, REDIS } from '../runtime/tokens.ts';
+import { ENV, LOGGER, STORE } from '../runtime/tokens.ts';
 import { JobStore, type StoredEventInput } from './job-store.ts';
 
 export type JobEventType =
@@ -11,6 +17,8 @@ export type JobEventType =
   | 'step'
   | 'tool_call.dispatched'
   | 'tool_call.finished'
+  /** A running call's latest MCP progress, throttled; only the newest per call is kept (semantics.md). */
+  | 'tool_call.progress'
   | 'message'
   /** A call waits for a person: a tool's question or an approval (docs/semantics.md §14–15). */
   | 'input_required'
@@ -43,43 +51,54 @@ export type JobEventListener = (
 
 /**
  * A job's progress: stored in PostgreSQL (so a late or reconnecting SSE client replays it) and
- * announced over Redis pub/sub (so the replica serving the stream hears about a run on another
- * replica). One subscriber connection per process, whatever the number of streams.
+ * announced between replicas (JobAnnouncements: Redis pub/sub or PostgreSQL NOTIFY, so the replica
+ * serving the stream hears about a run on another replica). One subscriber connection per process,
+ * whatever the number of streams.
  */
 @Injectable()
 export class JobEvents implements OnModuleInit, OnModuleDestroy {
   private readonly local = new EventEmitter().setMaxListeners(0);
-  private readonly subscriber: RedisConnection;
-  private readonly channels: { events: string; cancel: string };
+  private readonly announcements: JobAnnouncements;
+  private unsubscribe: Unsubscribe | undefined;
   private readonly listeners: JobEventListener[] = [];
 
   constructor(
     @Inject(JobStore) private readonly store: JobStore,
-    @Inject(REDIS) private readonly redis: RedisConnection,
-    @Inject(ENV) env: OrchestratorEnv,
+    @Inject(STORE) queueStore: Store,
+    @Inject(ENV) private readonly env: OrchestratorEnv,
     @Inject(LOGGER) private readonly log: Logger,
   ) {
-    this.subscriber = redis.duplicate();
-    this.channels = { events: `${env.prefix}:job-events`, cancel: `${env.prefix}:job-cancel` };
+    this.announcements = jobAnnouncements(queueStore);
   }
 
   async onModuleInit(): Promise<void> {
-    this.subscriber.on('message', (channel: string, jobId: string) => {
-      if (channel === this.channels.events) this.local.emit(`event:${jobId}`);
-      else if (channel === this.channels.cancel) this.local.emit('cancel', jobId);
-    });
-    await this.subscriber.subscribe(this.channels.events, this.channels.cancel);
+    this.unsubscribe = await this.announcements.listen(
+      {
+        onEvent: (jobId) => this.local.emit(`event:${jobId}`),
+        onCancel: (jobId) => this.local.emit('cancel', jobId),
+        // Announcements of the gap are lost: every stream re-reads the store, in case it missed one.
+        onResumed: () => {
+          for (const name of this.local.eventNames()) {
+            if (typeof name === 'string' && name.startsWith('event:')) this.local.emit(name);
+          }
+        },
+      },
+      {
+        connectionName: `switchyard-orchestrator-${this.env.replicaId}-job-events`,
+        onError: (error) => this.log.warn({ err: error }, 'job announcement subscriber error'),
+      },
+    );
   }
 
   async onModuleDestroy(): Promise<void> {
     this.local.removeAllListeners();
-    this.subscriber.disconnect();
+    await this.unsubscribe?.();
   }
 
   async publish(jobId: string, type: JobEventType, data: Record<string, unknown>): Promise<void> {
     try {
       await this.store.appendEvent(jobId, type, data);
-      await this.redis.publish(this.channels.events, jobId);
+      await this.announcements.announce(jobId);
     } catch (error) {
       // Progress events are for watchers; losing one must not fail the job they describe.
       this.log.warn({ job_id: jobId, type, err: error }, 'could not publish job event');
@@ -101,8 +120,8 @@ export class JobEvents implements OnModuleInit, OnModuleDestroy {
     write: (event: StoredEventInput) => Promise<boolean | void>,
   ): Promise<boolean> {
     if ((await write({ type, data })) === false) return false;
-    await this.redis
-      .publish(this.channels.events, jobId)
+    await this.announcements
+      .announce(jobId)
       .catch((error: unknown) =>
         this.log.warn({ job_id: jobId, type, err: error }, 'could not announce job event'),
       );
@@ -134,7 +153,7 @@ export class JobEvents implements OnModuleInit, OnModuleDestroy {
   }
 
   async announceCancel(jobId: string): Promise<void> {
-    await this.redis.publish(this.channels.cancel, jobId);
+    await this.announcements.cancel(jobId);
   }
 
   onCancel(listener: (jobId: string) => void): void {

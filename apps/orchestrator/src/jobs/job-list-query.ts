@@ -34,6 +34,10 @@ export const JobListQuerySchema = z.strictObject({
     override: documentedAs({ type: 'array', items: { type: 'string', enum: [...JOB_STATUSES] } }),
   }),
   kind: z.enum(['agent', 'batch', 'mcp']).optional(),
+  team: z.string().min(1).max(100).optional().meta({
+    description:
+      "Only this team's jobs. An operator key lists every team's jobs without it; a team key lists only its own, and another team's name is a 403",
+  }),
   createdAfter: z.iso
     .datetime({ offset: true })
     .optional()
@@ -80,6 +84,7 @@ export interface ListPosition {
 export interface JobListFilter {
   statuses?: (typeof JOB_STATUSES)[number][];
   kind?: 'agent' | 'batch' | 'mcp';
+  team?: string;
   metadata: Record<string, string>;
   createdAfter?: string;
   createdBefore?: string;
@@ -113,10 +118,11 @@ export function parseListQuery(query: Record<string, unknown>): JobListFilter {
       { errors },
     );
   }
-  const { status, kind, createdAfter, createdBefore, limit, cursor } = parsed.data;
+  const { status, kind, team, createdAfter, createdBefore, limit, cursor } = parsed.data;
   return {
     ...(status ? { statuses: status } : {}),
     ...(kind ? { kind } : {}),
+    ...(team ? { team } : {}),
     metadata,
     ...(createdAfter ? { createdAfter } : {}),
     ...(createdBefore ? { createdBefore } : {}),

@@ -166,13 +166,18 @@ export class JobStore {
   }
 
   /**
-   * A team's jobs, newest first, one page after `filter.after` (keyset on created_at, id, served by
-   * the jobs_team_created index). Returns one more row than the limit when another page follows.
+   * A team's jobs (`team`), or every team's (undefined: an operator), newest first, one page after
+   * `filter.after` (keyset on created_at, id, served by the jobs_team_created and jobs_created
+   * indexes). Returns one more row than the limit when another page follows.
    */
-  async list(team: string, filter: JobListFilter): Promise<Array<JobRecord & { cursorAt: string }>> {
-    const where = ['team = $1'];
-    const params: unknown[] = [team];
+  async list(
+    team: string | undefined,
+    filter: JobListFilter,
+  ): Promise<Array<JobRecord & { cursorAt: string }>> {
+    const where = ['true'];
+    const params: unknown[] = [];
     const param = (value: unknown) => `$${params.push(value)}`;
+    if (team !== undefined) where.push(`team = ${param(team)}`);
     if (filter.statuses) where.push(`status = ANY(${param(filter.statuses)})`);
     if (filter.kind) where.push(`kind = ${param(filter.kind)}`);
     if (Object.keys(filter.metadata).length > 0)
@@ -369,6 +374,25 @@ export class JobStore {
       [callId, olderThanSeconds],
     );
     return rows;
+  }
+
+  /**
+   * Stores a call's latest `tool_call.progress` event in place of its previous one (docs/semantics.md,
+   * *Events*): a reconnecting watcher replays the newest progress of each running call, and a chatty
+   * server leaves one row per call, not one per notification. Stored only while the call has no outcome,
+   * so progress never follows its call's `tool_call.finished`. False when nothing was stored.
+   */
+  async replaceCallProgress(jobId: string, toolCallId: string, event: StoredEventInput): Promise<boolean> {
+    const result = await this.pool.query(
+      `WITH open AS (
+         SELECT job_id FROM tool_calls WHERE job_id = $1 AND tool_call_id = $2 AND outcome IS NULL
+       ), superseded AS (
+         DELETE FROM job_events WHERE job_id IN (SELECT job_id FROM open) AND type = $3 AND data->>'toolCallId' = $2
+       )
+       INSERT INTO job_events (job_id, type, data) SELECT job_id, $3, $4 FROM open`,
+      [jobId, toolCallId, event.type, jsonb(event.data)],
+    );
+    return (result.rowCount ?? 0) > 0;
   }
 
   async appendEvent(jobId: string, type: string, data: Record<string, unknown>): Promise<number> {

@@ -118,6 +118,7 @@ export const InputViewSchema = z
 const jobSummaryFields = {
   id: z.string().meta({ example: 'job_0b7c6a52-6f2e-4d1a-9a51-1f1f6c2a9e10' }),
   kind: z.enum(['agent', 'batch', 'mcp']).meta({ description: '`mcp`: one tools/call through /mcp' }),
+  team: z.string().meta({ description: 'The team that submitted it (an operator lists every team)' }),
   status: JobStatusSchema,
   metadata: z.record(z.string(), z.string()),
   error: z.string().nullable(),
@@ -156,6 +157,7 @@ export function jobSummary(job: JobRecord, jaegerUiUrl?: string): JobSummary {
   return {
     id: job.id,
     kind: job.kind,
+    team: job.team,
     status: job.status,
     metadata: (job.request.kind === 'mcp' ? undefined : job.request.metadata) ?? {},
     error: job.error,

@@ -18,6 +18,7 @@ import type { Request, Response } from 'express';
 import { z } from 'zod';
 import { ApiKeyGuard, CurrentTeam } from '../auth/api-key.guard.ts';
 import type { Team } from '../auth/teams.service.ts';
+import { CurrentViewer, type Viewer, ViewerGuard } from '../auth/viewer.guard.ts';
 import { type Cidr, parseAllowList } from '../egress/address-policy.ts';
 import { refuseInternalWebhook } from '../egress/webhook-url-refusal.ts';
 import { WithoutDependencyTimeout } from '../http/dependency-timeout.interceptor.ts';
@@ -35,10 +36,16 @@ import { JobIdSchema, type JobRequest, JobRequestSchema } from './job-request.ts
 import { JobStore } from './job-store.ts';
 import { JobsService } from './jobs.service.ts';
 
+/** The slot bucket of operators' event streams; not a team name (those are config keys, never parenthesised). */
+const OPERATOR_STREAMS = '(operators)';
+
 export const IdempotencyKeySchema = z.string().min(1).max(200).optional();
 
-/** The jobs API; its OpenAPI description (http/openapi-document.ts) uses the same schemas. */
-@UseGuards(ApiKeyGuard)
+/**
+ * The jobs API; its OpenAPI description (http/openapi-document.ts) uses the same schemas. Reading
+ * (ViewerGuard) takes a team's key, which sees its own jobs, or an operator's, which sees every team's;
+ * everything that acts on a job (ApiKeyGuard) takes the team's own key, an operator's is a 403.
+ */
 @Controller('v1/jobs')
 export class JobsController {
   private readonly streamSlots: EventStreamSlots;
@@ -59,11 +66,13 @@ export class JobsController {
   }
 
   @Get()
-  async list(@CurrentTeam() team: Team, @Query() query: Record<string, unknown>) {
-    return this.jobs.list(team, parseListQuery(query));
+  @UseGuards(ViewerGuard)
+  async list(@CurrentViewer() viewer: Viewer, @Query() query: Record<string, unknown>) {
+    return this.jobs.list(viewer, parseListQuery(query));
   }
 
   @Post()
+  @UseGuards(ApiKeyGuard)
   async submit(
     @CurrentTeam() team: Team,
     @Body(new ZodValidationPipe(JobRequestSchema, 'job request', { body: true })) body: JobRequest,
@@ -76,35 +85,39 @@ export class JobsController {
     refuseLongDeadline(body, this.maxDeadlineMs);
     refuseInternalWebhook(body, this.webhookAllow);
     // Checked first, so that an outage refuses the job before it is half created (stored, not queued).
-    await this.dependencies.require(['postgres', 'redis']);
+    await this.dependencies.requireAll();
     const { view, created } = await this.jobs.submit(team, body, key);
     response.status(created ? 201 : 200);
     return view;
   }
 
   @Get(':id')
+  @UseGuards(ViewerGuard)
   async get(
-    @CurrentTeam() team: Team,
+    @CurrentViewer() viewer: Viewer,
     @Param('id', new ZodValidationPipe(JobIdSchema, 'job id')) id: string,
   ) {
-    return this.jobs.get(team, id);
+    return this.jobs.get(viewer, id);
   }
 
   @Get(':id/events')
+  @UseGuards(ViewerGuard)
   @WithoutDependencyTimeout()
   async stream(
-    @CurrentTeam() team: Team,
+    @CurrentViewer() viewer: Viewer,
     @Param('id', new ZodValidationPipe(JobIdSchema, 'job id')) id: string,
     @Headers('last-event-id') lastEventId: string | undefined,
     @Req() request: Request,
     @Res() response: Response,
   ): Promise<void> {
-    await this.jobs.owned(team, id);
-    const release = this.streamSlots.take(team.name);
+    await this.jobs.readable(viewer, id);
+    // Operators' streams count apart: watching a team's job must not use up that team's slots.
+    const holder = viewer.kind === 'team' ? `team ${viewer.team.name}` : 'operator keys';
+    const release = this.streamSlots.take(viewer.kind === 'team' ? viewer.team.name : OPERATOR_STREAMS);
     if (!release) {
       throw new ProblemException(
         'too-many-requests',
-        `team ${team.name} already has orchestrator.maxEventStreamsPerTeam event streams open here; close one or try again later`,
+        `orchestrator.maxEventStreamsPerTeam event streams are already open here for ${holder}; close one or try again later`,
       );
     }
     // Released when the stream ends, whichever side ends it (the handler returns before that).
@@ -116,6 +129,7 @@ export class JobsController {
   }
 
   @Post(':id/cancel')
+  @UseGuards(ApiKeyGuard)
   @HttpCode(200)
   async cancel(
     @CurrentTeam() team: Team,
@@ -125,6 +139,7 @@ export class JobsController {
   }
 
   @Delete(':id')
+  @UseGuards(ApiKeyGuard)
   @HttpCode(204)
   async delete(
     @CurrentTeam() team: Team,

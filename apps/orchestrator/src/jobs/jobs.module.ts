@@ -11,7 +11,7 @@ import { JobRetention } from './job-retention.ts';
 import { JobStore } from './job-store.ts';
 import { JobsController } from './jobs.controller.ts';
 import { JobsService } from './jobs.service.ts';
-import { RedisEpochs } from './redis-epochs.ts';
+import { QueueEpochs } from './queue-epochs.ts';
 
 @Module({
   imports: [AuthModule, CatalogModule, CheckpointModule],
@@ -25,8 +25,8 @@ import { RedisEpochs } from './redis-epochs.ts';
     JobsService,
     JobDeletion,
     JobRetention,
-    RedisEpochs,
+    QueueEpochs,
   ],
-  exports: [JobStore, InputStore, JobEvents, JobEndings, AgentRunQueue, JobsService, RedisEpochs],
+  exports: [JobStore, InputStore, JobEvents, JobEndings, AgentRunQueue, JobsService, QueueEpochs],
 })
 export class JobsModule {}

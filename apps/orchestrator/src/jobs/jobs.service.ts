@@ -2,12 +2,13 @@ import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import type { z } from 'zod';
 import type { Team } from '../auth/teams.service.ts';
+import type { Viewer } from '../auth/viewer.guard.ts';
 import { ModelToolCatalog } from '../catalog/model-tool-catalog.ts';
 import { unknownTools } from '../catalog/unknown-tools.ts';
 import { TranscriptReader } from '../checkpoints/transcript-reader.ts';
 import { ProblemException } from '../http/problem.ts';
 import { OrchestratorMetrics } from '../metrics/orchestrator-metrics.ts';
-import { createChatModel, defaultModelSpecFromEnv, ModelConfigError } from '../models/index.ts';
+import { defaultModelSpecFromEnv, ModelConfigError, modelSettings } from '../models/index.ts';
 import type { Logger } from '../runtime/logger.ts';
 import type { OrchestratorEnv } from '../runtime/orchestrator-env.ts';
 import { ENV, LOGGER } from '../runtime/tokens.ts';
@@ -96,12 +97,13 @@ export class JobsService {
       try {
         await this.runs.enqueue(job.id);
       } catch (error) {
-        this.log.error({ job_id: job.id, trace_id: job.traceId, err: error }, 'could not enqueue agent run');
-        const reason = 'could not be queued: Redis unavailable';
-        await this.events.publishWith(job.id, 'status', { status: 'failed', error: reason }, (event) =>
-          this.store.finish(job.id, 'failed', undefined, reason, event),
+        // The job is recorded: PostgreSQL is the record and the reconciler queues the run of every open
+        // job whose queue entry is missing (reconcile/run-reconciler.ts). Failing it here, or answering
+        // 503, would turn a queue-store blip into a lost job or, on the client's retry, a second one.
+        this.log.warn(
+          { job_id: job.id, trace_id: job.traceId, err: error },
+          'run not queued yet: the queue store did not answer; the reconciler queues it from PostgreSQL',
         );
-        throw new ProblemException('dependency-unavailable', 'the job could not be queued; try again');
       }
     }
     if (created) {
@@ -114,8 +116,16 @@ export class JobsService {
     return { view: await this.view(job), created };
   }
 
-  async get(team: Team, id: string): Promise<JobResponse> {
-    return this.view(await this.owned(team, id));
+  async get(viewer: Viewer, id: string): Promise<JobResponse> {
+    return this.view(await this.readable(viewer, id));
+  }
+
+  /** A job the viewer may read: an operator any, a team its own (another team's job is a 404). */
+  async readable(viewer: Viewer, id: string): Promise<JobRecord> {
+    if (viewer.kind === 'team') return this.owned(viewer.team, id);
+    const job = await this.store.get(id);
+    if (!job) throw new ProblemException('not-found', `no job ${id}`);
+    return job;
   }
 
   async owned(team: Team, id: string): Promise<JobRecord> {
@@ -133,6 +143,8 @@ export class JobsService {
         this.store.cancel(id, event),
       )
     ) {
+      // Counted here, where the status changes, whether or not a replica was running the job.
+      this.metrics.jobEnded(job, 'cancelled');
       // A parked run waits as a delayed job: removed here; what it waited for a person on is moot.
       await this.runs.removeIfWaiting(id);
       await this.inputs.expireAll(id);
@@ -140,12 +152,20 @@ export class JobsService {
       await this.events.announceCancel(id);
       this.log.info({ job_id: id, trace_id: job.traceId }, 'job cancelled');
     }
-    return this.get(team, id);
+    return this.get({ kind: 'team', team }, id);
   }
 
-  /** One page of the team's jobs, newest first; `nextCursor` is null on the last page. */
-  async list(team: Team, filter: JobListFilter): Promise<z.output<typeof JobListSchema>> {
-    const rows = await this.store.list(team.name, filter);
+  /**
+   * One page of jobs, newest first; `nextCursor` is null on the last page. A team sees its own jobs
+   * (naming another team is a 403); an operator every team's, or `filter.team`'s.
+   */
+  async list(viewer: Viewer, filter: JobListFilter): Promise<z.output<typeof JobListSchema>> {
+    if (viewer.kind === 'team' && filter.team !== undefined && filter.team !== viewer.team.name)
+      throw new ProblemException(
+        'forbidden',
+        `team: a team's key lists only its own jobs (team ${viewer.team.name}); another team's need an operator key`,
+      );
+    const rows = await this.store.list(viewer.kind === 'team' ? viewer.team.name : filter.team, filter);
     const page = rows.slice(0, filter.limit);
     const last = page.at(-1);
     return {
@@ -189,9 +209,14 @@ export class JobsService {
     const described = unknown.map(({ name, suggestions }) =>
       suggestions.length > 0 ? `${name} (did you mean ${suggestions.join(' or ')}?)` : name,
     );
-    throw new ProblemException('unknown-tools', `unknown tool(s): ${described.join('; ')}`, {
-      unknownTools: unknown,
-    });
+    // One answer for a name that is not in the catalog and for one the team's filters leave out: a team
+    // sees only the tools its filters allow (docs/semantics.md §7, §9), so a refusal must not tell it
+    // which other tools exist.
+    throw new ProblemException(
+      'unknown-tools',
+      `not in this team's catalog (unknown, or not allowed by its filters): ${described.join('; ')}`,
+      { unknownTools: unknown },
+    );
   }
 
   /** An agent job without a model gets the deployment's default; a model that cannot be built is a 400. */
@@ -205,7 +230,8 @@ export class JobsService {
       );
     }
     try {
-      createChatModel(model);
+      // The settings only: the provider's package is loaded by the run that uses it.
+      modelSettings(model);
     } catch (error) {
       if (error instanceof ModelConfigError)
         throw new ProblemException('validation-failed', `model: ${error.message}`, {

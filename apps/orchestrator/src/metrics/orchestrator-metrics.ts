@@ -1,24 +1,41 @@
-import { Injectable } from '@nestjs/common';
-import type { ToolCallOutcome } from '@switchyard/contracts';
+import { Inject, Injectable } from '@nestjs/common';
+import { type SwitchyardConfig, type ToolCallOutcome, WEBHOOK_EVENTS } from '@switchyard/contracts';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { CONFIG } from '../runtime/tokens.ts';
 
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300];
+/** Jobs run from milliseconds (a cached /mcp call) to their deadline (an agent waiting for a person). */
+/** OTel's advice for http.server.request.duration. */
+const HTTP_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10];
+const JOB_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600, 14_400, 86_400];
 
 /** What the orchestrator counts itself; gauges of queues and sessions are read on each scrape. */
 @Injectable()
 export class OrchestratorMetrics {
   readonly registry = new Registry();
+  private readonly httpSeconds: Histogram<'http_request_method' | 'http_route' | 'http_response_status_code'>;
   private readonly outcomes: Counter<'server' | 'status' | 'team'>;
   private readonly callSeconds: Histogram<'server' | 'status'>;
   private readonly queueSeconds: Histogram<'server'>;
-  private readonly runs: Counter<'kind' | 'status' | 'team'>;
+  private readonly ended: Counter<'kind' | 'status' | 'team'>;
+  private readonly jobSeconds: Histogram<'kind' | 'status'>;
   private readonly submitted: Counter<'kind' | 'team'>;
   private readonly quotaRejections: Counter<'team' | 'quota'>;
   private readonly quotaDelays: Counter<'team'>;
   private readonly webhookDeliveries: Counter<'team' | 'event' | 'result'>;
 
-  constructor() {
-    collectDefaultMetrics({ register: this.registry, prefix: 'switchyard_orchestrator_' });
+  constructor(@Inject(CONFIG) config: SwitchyardConfig) {
+    // Unprefixed (process_cpu_seconds_total, nodejs_heap_size_used_bytes, …), as stock Node.js
+    // dashboards and alerts expect them; the scrape's job and instance labels say which process it is.
+    collectDefaultMetrics({ register: this.registry });
+    this.httpSeconds = new Histogram({
+      // OTel's http.server.request.duration with its attributes, as OTel's Prometheus exporter names them.
+      name: 'http_server_request_duration_seconds',
+      help: 'Duration of HTTP requests on the API port, by method, route template and status code',
+      labelNames: ['http_request_method', 'http_route', 'http_response_status_code'],
+      buckets: HTTP_BUCKETS,
+      registers: [this.registry],
+    });
     this.outcomes = new Counter({
       name: 'switchyard_tool_call_outcomes_total',
       help: 'Tool calls of agent and batch jobs, by the outcome they ended with',
@@ -40,10 +57,18 @@ export class OrchestratorMetrics {
       buckets: LATENCY_BUCKETS,
       registers: [this.registry],
     });
-    this.runs = new Counter({
-      name: 'switchyard_agent_runs_total',
-      help: 'Job runs that ended, by kind and final status',
+    this.ended = new Counter({
+      name: 'switchyard_jobs_ended_total',
+      help: 'Jobs that ended, by kind (agent, batch, mcp) and final status',
       labelNames: ['kind', 'status', 'team'],
+      registers: [this.registry],
+    });
+    this.jobSeconds = new Histogram({
+      name: 'switchyard_job_duration_seconds',
+      help: 'Time from a job’s submission to its end, by kind (agent, batch, mcp) and final status',
+      // No team: kind × status × buckets is already the widest series set here.
+      labelNames: ['kind', 'status'],
+      buckets: JOB_BUCKETS,
       registers: [this.registry],
     });
     this.submitted = new Counter({
@@ -70,6 +95,21 @@ export class OrchestratorMetrics {
       labelNames: ['team', 'event', 'result'],
       registers: [this.registry],
     });
+    this.startAtZero(Object.keys(config.teams));
+  }
+
+  /**
+   * The rare events' series exist from the start at 0 (teams are the configured ones), so that rate()
+   * sees their first increase and a dashboard or an alert on them reads a series, not an absence.
+   */
+  private startAtZero(teams: string[]): void {
+    for (const team of teams) {
+      this.quotaRejections.inc({ team, quota: 'maxConcurrentJobs' }, 0);
+      this.quotaDelays.inc({ team }, 0);
+      for (const event of WEBHOOK_EVENTS)
+        for (const result of ['delivered', 'retrying', 'failed'])
+          this.webhookDeliveries.inc({ team, event, result }, 0);
+    }
   }
 
   /** A gauge whose values are read at scrape time. */
@@ -91,6 +131,13 @@ export class OrchestratorMetrics {
     });
   }
 
+  httpRequest(method: string, route: string, status: number, seconds: number): void {
+    this.httpSeconds.observe(
+      { http_request_method: method, http_route: route, http_response_status_code: String(status) },
+      seconds,
+    );
+  }
+
   toolCall(outcome: ToolCallOutcome, team: string): void {
     const server = outcome.server || 'unknown';
     this.outcomes.inc({ server, status: outcome.status, team });
@@ -98,8 +145,13 @@ export class OrchestratorMetrics {
     if (outcome.attempts > 0) this.queueSeconds.observe({ server }, outcome.queuedMs / 1000);
   }
 
-  runEnded(kind: string, status: string, team: string): void {
-    this.runs.inc({ kind, status, team });
+  /** A job's end, counted once, with its run time since `createdAt` (its submission). */
+  jobEnded(job: { kind: string; team: string; createdAt: Date }, status: string): void {
+    this.ended.inc({ kind: job.kind, status, team: job.team });
+    this.jobSeconds.observe(
+      { kind: job.kind, status },
+      Math.max(0, Date.now() - job.createdAt.getTime()) / 1000,
+    );
   }
 
   jobSubmitted(kind: string, team: string): void {

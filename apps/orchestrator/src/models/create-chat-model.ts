@@ -1,24 +1,7 @@
-import { ChatAnthropic } from '@langchain/anthropic';
 import type { BaseChatModel } from '@langchain/core/language_models/chat_models';
-import { ChatOllama } from '@langchain/ollama';
-import { ChatOpenAI } from '@langchain/openai';
-import { ModelConfigError } from './model-config-error.ts';
-import { type HostedModelProvider, type ModelSpec, ModelSpecSchema } from './model-spec.ts';
+import { modelSettings } from './model-settings.ts';
+import type { ModelSpec } from './model-spec.ts';
 import { ScriptedChatModel } from './scripted-chat-model.ts';
-
-const DEFAULT_OLLAMA_BASE_URL = 'http://127.0.0.1:11434';
-
-/**
- * Sent when OPENAI_BASE_URL points at a local OpenAI-compatible server (vLLM, LM Studio, Ollama's
- * /v1) and no key is set: those servers usually ignore the key, but the OpenAI client insists on one.
- */
-const PLACEHOLDER_OPENAI_API_KEY = 'switchyard-no-key';
-
-/**
- * One retry only: LangChain's default is 6 with exponential backoff, which holds a job for minutes
- * against a dead or misconfigured endpoint before the run can report the failure.
- */
-const MAX_RETRIES = 1;
 
 /**
  * A chat model that can bind tools. `BaseChatModel` declares `bindTools` optional; every provider
@@ -26,72 +9,41 @@ const MAX_RETRIES = 1;
  */
 export type ToolCallingChatModel = BaseChatModel & Required<Pick<BaseChatModel, 'bindTools'>>;
 
-/** Builds the chat model a job asked for. Throws ModelConfigError when the server lacks a key. */
-export function createChatModel(spec: ModelSpec, env: NodeJS.ProcessEnv = process.env): ToolCallingChatModel {
-  switch (spec.provider) {
+/**
+ * Builds the chat model a job asked for. Throws ModelConfigError when the server lacks a key. A
+ * provider's package is imported here, by the first job that names it, not when the replica starts:
+ * most replicas use one provider or none (scripted), and each package costs tens of MiB.
+ */
+export async function createChatModel(
+  spec: ModelSpec,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<ToolCallingChatModel> {
+  const settings = modelSettings(spec, env);
+  switch (settings.provider) {
     case 'scripted':
-      return new ScriptedChatModel({ script: spec.script });
+      return new ScriptedChatModel(settings.fields);
     case 'openai': {
-      const baseURL = setting(env, 'OPENAI_BASE_URL');
-      const apiKey =
-        setting(env, 'OPENAI_API_KEY') ?? (baseURL === undefined ? undefined : PLACEHOLDER_OPENAI_API_KEY);
-      if (apiKey === undefined) {
-        throw new ModelConfigError(
-          'OPENAI_API_KEY',
-          'provider "openai" needs OPENAI_API_KEY, or OPENAI_BASE_URL for a local OpenAI-compatible server',
-        );
-      }
-      return new ChatOpenAI({
-        model: spec.name,
-        apiKey,
-        ...(baseURL === undefined ? {} : { configuration: { baseURL } }),
-        temperature: spec.temperature,
-        maxTokens: spec.maxTokens,
-        maxRetries: MAX_RETRIES,
-      });
+      const { ChatOpenAI } = await loadProvider('openai', () => import('@langchain/openai'));
+      return new ChatOpenAI(settings.fields);
     }
     case 'anthropic': {
-      const apiKey = setting(env, 'ANTHROPIC_API_KEY');
-      if (apiKey === undefined) {
-        throw new ModelConfigError('ANTHROPIC_API_KEY', 'provider "anthropic" needs ANTHROPIC_API_KEY');
-      }
-      const anthropicApiUrl = setting(env, 'ANTHROPIC_BASE_URL');
-      return new ChatAnthropic({
-        model: spec.name,
-        apiKey,
-        ...(anthropicApiUrl === undefined ? {} : { anthropicApiUrl }),
-        temperature: spec.temperature,
-        maxTokens: spec.maxTokens,
-        maxRetries: MAX_RETRIES,
-      });
+      const { ChatAnthropic } = await loadProvider('anthropic', () => import('@langchain/anthropic'));
+      return new ChatAnthropic(settings.fields);
     }
-    case 'ollama':
-      return new ChatOllama({
-        model: spec.name,
-        baseUrl: setting(env, 'OLLAMA_BASE_URL') ?? DEFAULT_OLLAMA_BASE_URL,
-        temperature: spec.temperature,
-        numPredict: spec.maxTokens,
-        maxRetries: MAX_RETRIES,
-      });
+    case 'ollama': {
+      const { ChatOllama } = await loadProvider('ollama', () => import('@langchain/ollama'));
+      return new ChatOllama(settings.fields);
+    }
   }
 }
 
-const HOSTED_PROVIDERS: readonly string[] = ['openai', 'anthropic', 'ollama'] satisfies HostedModelProvider[];
-
-/**
- * The model for jobs that name none: SWITCHYARD_MODEL_PROVIDER (openai, anthropic or ollama) with
- * SWITCHYARD_MODEL_NAME. Undefined when either is unset or the provider is not one of those.
- */
-export function defaultModelSpecFromEnv(env: NodeJS.ProcessEnv = process.env): ModelSpec | undefined {
-  const provider = setting(env, 'SWITCHYARD_MODEL_PROVIDER');
-  const name = setting(env, 'SWITCHYARD_MODEL_NAME');
-  if (provider === undefined || name === undefined || !HOSTED_PROVIDERS.includes(provider)) return undefined;
-  // Parsing (rather than casting) keeps the result a ModelSpec by construction.
-  return ModelSpecSchema.parse({ provider, name });
-}
-
-/** An environment variable, with empty treated as unset (compose files often pass `VAR=`). */
-function setting(env: NodeJS.ProcessEnv, variable: string): string | undefined {
-  const value = env[variable]?.trim();
-  return value === undefined || value === '' ? undefined : value;
+/** A provider package, with a failure to load it named as such rather than as a bare module error. */
+async function loadProvider<T>(provider: string, load: () => Promise<T>): Promise<T> {
+  try {
+    return await load();
+  } catch (error) {
+    throw new Error(`model provider "${provider}" could not be loaded: ${(error as Error).message}`, {
+      cause: error,
+    });
+  }
 }

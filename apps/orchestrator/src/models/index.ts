@@ -1,5 +1,6 @@
-export { createChatModel, defaultModelSpecFromEnv, type ToolCallingChatModel } from './create-chat-model.ts';
+export { createChatModel, type ToolCallingChatModel } from './create-chat-model.ts';
 export { ModelConfigError } from './model-config-error.ts';
+export { defaultModelSpecFromEnv, type ModelSettings, modelSettings } from './model-settings.ts';
 export {
   type HostedModelProvider,
   type ModelSpec,

@@ -1,10 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { RedisConnection, SwitchyardConfig } from '@switchyard/contracts';
+import type { Store, SwitchyardConfig } from '@switchyard/contracts';
 import { OrchestratorMetrics } from '../metrics/orchestrator-metrics.ts';
 import type { Logger } from '../runtime/logger.ts';
-import type { OrchestratorEnv } from '../runtime/orchestrator-env.ts';
-import { CONFIG, ENV, LOGGER, REDIS } from '../runtime/tokens.ts';
-import { CallRateLimiter } from './call-rate-limiter.ts';
+import { CONFIG, LOGGER, STORE } from '../runtime/tokens.ts';
+import { type CallQuota, callQuota } from './call-quota.ts';
 
 /**
  * teams.<t>.callsPerMinute. An agent's call past the limit is not failed (the model would only see an
@@ -13,16 +12,15 @@ import { CallRateLimiter } from './call-rate-limiter.ts';
  */
 @Injectable()
 export class CallQuotas {
-  private readonly limiter: CallRateLimiter;
+  private readonly quota: CallQuota;
 
   constructor(
     @Inject(CONFIG) private readonly config: SwitchyardConfig,
-    @Inject(REDIS) redis: RedisConnection,
-    @Inject(ENV) env: OrchestratorEnv,
+    @Inject(STORE) store: Store,
     @Inject(OrchestratorMetrics) private readonly metrics: OrchestratorMetrics,
     @Inject(LOGGER) private readonly log: Logger,
   ) {
-    this.limiter = new CallRateLimiter(redis, env.prefix);
+    this.quota = callQuota(store);
   }
 
   /** How long (ms) a call of `team` must wait before it may be sent; 0 for a team without the quota. */
@@ -31,9 +29,9 @@ export class CallQuotas {
     if (!team || !perMinute) return 0;
     let delayMs: number;
     try {
-      delayMs = await this.limiter.reserve(team, perMinute);
+      delayMs = await this.quota.reserve(team, perMinute);
     } catch (error) {
-      // Redis is what the call is queued on too: if it cannot answer this, the add reports the outage.
+      // The store is what the call is queued on too: if it cannot answer this, the add reports the outage.
       this.log.warn(
         { team, job_id: context.jobId, err: error },
         'could not reserve a call slot; sending now',

@@ -1,10 +1,10 @@
 import { Inject, Injectable, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
-import type { RedisConnection, SwitchyardConfig } from '@switchyard/contracts';
+import type { Store, SwitchyardConfig } from '@switchyard/contracts';
 import { JobRunner } from '../agent/runs/job-runner.ts';
 import { AgentRunQueue } from '../jobs/agent-run-queue.ts';
-import { RedisEpochs, RUNS_SLOT } from '../jobs/redis-epochs.ts';
+import { QueueEpochs, RUNS_SLOT } from '../jobs/queue-epochs.ts';
 import type { Logger } from '../runtime/logger.ts';
-import { CONFIG, LOGGER, REDIS } from '../runtime/tokens.ts';
+import { CONFIG, LOGGER, STORE } from '../runtime/tokens.ts';
 import { type OpenRun, OpenRuns, type RunCursor } from './open-runs.ts';
 
 /** Jobs looked at per page: a round reads one page, a sweep after a data loss reads every page. */
@@ -22,10 +22,11 @@ const GRACE_SECONDS = 5;
 const SWEEPS_AFTER_A_LOSS = 3;
 
 /**
- * PostgreSQL is the record; Redis is rebuilt from it (docs/semantics.md §18). Every replica, every
- * `orchestrator.reconcileEveryMs` and at once when Redis reconnects, reads the Redis epochs (a slot
- * whose epoch changed lost its data) and looks for open agent and batch jobs whose
- * `{agent-runs}` entry is gone, and queues their runs again: the run resumes from its checkpoint and
+ * PostgreSQL is the record; the queues are rebuilt from it (docs/semantics.md §18; on the postgres
+ * backend "the queue schema lost its data", docs/postgres-backend.md §4). Every replica, every
+ * `orchestrator.reconcileEveryMs` and at once when Redis reconnects (Redis only: a reconnect to the
+ * same PostgreSQL loses nothing), reads the queue epochs (a slot whose epoch changed lost its data) and
+ * looks for open agent and batch jobs whose `{agent-runs}` entry is gone, and queues their runs again: the run resumes from its checkpoint and
  * answers settled calls from the record. Safe on every replica at once: the add uses the job's id, so
  * BullMQ keeps one entry however many replicas add it. One page per round, oldest first, continuing
  * where the last round stopped; every page, a few rounds running, after the runs' epoch changed.
@@ -44,9 +45,9 @@ export class RunReconciler implements OnApplicationBootstrap, OnModuleDestroy {
   constructor(
     @Inject(OpenRuns) private readonly openRuns: OpenRuns,
     @Inject(AgentRunQueue) private readonly runs: AgentRunQueue,
-    @Inject(RedisEpochs) private readonly epochs: RedisEpochs,
+    @Inject(QueueEpochs) private readonly epochs: QueueEpochs,
     @Inject(JobRunner) private readonly runner: JobRunner,
-    @Inject(REDIS) private readonly redis: RedisConnection,
+    @Inject(STORE) private readonly store: Store,
     @Inject(CONFIG) private readonly config: SwitchyardConfig,
     @Inject(LOGGER) private readonly log: Logger,
   ) {}
@@ -55,16 +56,16 @@ export class RunReconciler implements OnApplicationBootstrap, OnModuleDestroy {
     this.timer = setInterval(() => this.trigger(), this.config.orchestrator.reconcileEveryMs);
     this.timer.unref();
     // A reconnect may be to a Redis that restarted empty: look at once, not a round later.
-    this.redis.on('ready', this.onReady);
-    // At start every epoch is new to this replica: the first round sweeps everything (a Redis that lost
-    // its data while no replica ran is found here).
+    if (this.store.kind === 'redis') this.store.redis.on('ready', this.onReady);
+    // At start every epoch is new to this replica: the first round sweeps everything (queues that lost
+    // their data while no replica ran are found here).
     this.trigger();
   }
 
   async onModuleDestroy(): Promise<void> {
     this.stopped = true;
     clearInterval(this.timer);
-    this.redis.off('ready', this.onReady);
+    if (this.store.kind === 'redis') this.store.redis.off('ready', this.onReady);
     await this.current;
   }
 
@@ -120,7 +121,7 @@ export class RunReconciler implements OnApplicationBootstrap, OnModuleDestroy {
       if (reading.lost) {
         this.log.warn(
           { slot: slots[index], epoch: reading.epoch, previous_epoch: reading.previous },
-          'Redis lost its data (its epoch changed): rebuilding the queues from PostgreSQL',
+          `${this.store.kind === 'redis' ? 'Redis' : 'the queue schema'} lost its data (its epoch changed): rebuilding the queues from PostgreSQL`,
         );
       }
     });
@@ -130,7 +131,7 @@ export class RunReconciler implements OnApplicationBootstrap, OnModuleDestroy {
   /**
    * Puts right the runs of `page` whose `{agent-runs}` entry disagrees with PostgreSQL; returns the ids
    * of those queued again:
-   * - no entry: queued again (Redis lost it);
+   * - no entry: queued again (the queues lost it);
    * - an entry BullMQ failed for good (out of attempts, stalled too often) while PostgreSQL shows the job
    *   open: its give-up write was lost (PostgreSQL was down when BullMQ failed it), so it is made again;
    * - an entry that completed while PostgreSQL shows the job open: a run that stopped without ending the
@@ -138,20 +139,19 @@ export class RunReconciler implements OnApplicationBootstrap, OnModuleDestroy {
    *   to resume from its checkpoint.
    */
   private async requeueMissing(page: OpenRun[]): Promise<string[]> {
-    // A run this replica still runs lost its job with Redis's data and stops at its next lock renewal;
-    // the next round queues it again (queued now, it could start here beside its stopping twin).
+    // A run this replica still runs lost its job with the queues' data and stops at its next lock
+    // renewal; the next round queues it again (queued now, it could start here beside its stopping twin).
     const candidates = page.filter((run) => !this.runner.isRunningHere(run.id));
-    const entries = await Promise.all(
-      candidates.map((run) =>
-        this.redis.hmget(this.runs.queue.toKey(run.id), 'timestamp', 'finishedOn', 'failedReason'),
-      ),
-    );
+    // Through BullMQ's API, not the store: the same read on either backend.
+    const entries = await Promise.all(candidates.map((run) => this.runs.queue.getJob(run.id)));
     const requeued: string[] = [];
     for (const [index, run] of candidates.entries()) {
-      const [timestamp, finishedOn, failedReason] = entries[index] ?? [];
+      // Fields without BullMQ's `timestamp` are strays, not a job: as good as no entry.
+      const entry = entries[index]?.timestamp ? entries[index] : undefined;
+      const failedReason = entry?.failedReason;
       try {
-        if (timestamp && !finishedOn) continue;
-        if (timestamp && failedReason) {
+        if (entry && !entry.finishedOn) continue;
+        if (entry && failedReason) {
           await this.runner.giveUp(run.id, failedReason);
           this.log.warn(
             { job_id: run.id, status: run.status, reason: failedReason },
@@ -159,7 +159,7 @@ export class RunReconciler implements OnApplicationBootstrap, OnModuleDestroy {
           );
           continue;
         }
-        if (timestamp) await this.runs.queue.remove(run.id);
+        if (entry) await this.runs.queue.remove(run.id);
         await this.requeue(run);
         requeued.push(run.id);
       } catch (error) {

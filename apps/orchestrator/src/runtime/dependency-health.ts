@@ -1,14 +1,20 @@
 import { Inject, Injectable, type OnApplicationShutdown, ServiceUnavailableException } from '@nestjs/common';
-import { duplicateRedis, type RedisConnection, type SwitchyardConfig } from '@switchyard/contracts';
+import {
+  duplicateRedis,
+  type RedisConnection,
+  type Store,
+  type SwitchyardConfig,
+} from '@switchyard/contracts';
 import type pg from 'pg';
 import { createPool } from './database.ts';
 import { DependencyTimeoutError } from './dependency-errors.ts';
 import type { Logger } from './logger.ts';
 import type { OrchestratorEnv } from './orchestrator-env.ts';
-import { CONFIG, ENV, LOGGER, REDIS } from './tokens.ts';
+import { CONFIG, ENV, LOGGER, STORE } from './tokens.ts';
 
 export type Dependency = 'postgres' | 'redis';
-export type DependencyReport = Record<Dependency, string>;
+/** Each dependency of this backend: 'ok' or why not. On postgres there is no `redis` entry at all. */
+export type DependencyReport = Partial<Record<Dependency, string>>;
 
 /** A good answer is trusted this long, so a burst of requests costs one probe, not one each. */
 const OK_FOR_MS = 500;
@@ -26,7 +32,9 @@ function withTimeout<T>(work: Promise<T>, dependency: Dependency, ms: number): P
 }
 
 /**
- * Probes PostgreSQL and Redis within `orchestrator.dependencyTimeoutMs`. A request that would
+ * Probes PostgreSQL and, on the redis backend, Redis within `orchestrator.dependencyTimeoutMs`. On the
+ * postgres backend the queue schema lives in the job store's database, so its probe covers the queues
+ * too and Redis is not a dependency (no connection to it is made). A request that would
  * otherwise queue behind a paused Redis (ioredis holds commands until it answers) or a restarting
  * PostgreSQL asks first and is answered 503 at once.
  *
@@ -45,32 +53,45 @@ export class DependencyHealth implements OnApplicationShutdown {
   private readonly okUntil: Record<Dependency, number> = { postgres: 0, redis: 0 };
   private readonly inFlight: Partial<Record<Dependency, Promise<void>>> = {};
   private readonly timeoutMs: number;
-  private readonly redis: RedisConnection;
+  private readonly redis: RedisConnection | undefined;
   private readonly pool: pg.Pool;
+  /** Where the queues live: reported by /health/ready next to the dependencies. */
+  readonly backend: Store['kind'];
+  /** Every dependency of this backend: PostgreSQL, and Redis when the queues are there. */
+  readonly all: readonly Dependency[];
 
   constructor(
-    @Inject(REDIS) redis: RedisConnection,
+    @Inject(STORE) store: Store,
     @Inject(ENV) env: OrchestratorEnv,
     @Inject(CONFIG) config: SwitchyardConfig,
     @Inject(LOGGER) log: Logger,
   ) {
     this.timeoutMs = config.orchestrator.dependencyTimeoutMs;
-    this.redis = duplicateRedis(redis, `switchyard-orchestrator-${env.replicaId}-health`);
-    this.redis.on('error', (error) => log.debug({ err: error }, 'redis health connection error'));
+    this.backend = store.kind;
+    this.all = store.kind === 'redis' ? ['postgres', 'redis'] : ['postgres'];
+    if (store.kind === 'redis') {
+      this.redis = duplicateRedis(store.redis, `switchyard-orchestrator-${env.replicaId}-health`);
+      this.redis.on('error', (error) => log.debug({ err: error }, 'redis health connection error'));
+    }
     this.pool = createPool(env.databaseUrl, env.databaseSchema, log, 1, {
       queryTimeoutMs: Math.max(PROBE_LIMIT_MS, this.timeoutMs),
     });
   }
 
   async onApplicationShutdown(): Promise<void> {
-    this.redis.disconnect();
+    this.redis?.disconnect();
     await this.pool.end();
   }
 
-  /** 'ok', or why the dependency is not usable right now. */
+  /** For every dependency of this backend: 'ok', or why it is not usable right now. */
   async check(): Promise<DependencyReport> {
-    const [postgres, redis] = await Promise.all([this.probe('postgres'), this.probe('redis')]);
-    return { postgres, redis };
+    const states = await Promise.all(this.all.map((dependency) => this.probe(dependency)));
+    return Object.fromEntries(this.all.map((dependency, index) => [dependency, states[index]]));
+  }
+
+  /** `require` of every dependency of this backend: what a request that touches the queues needs. */
+  requireAll(options: { fresh?: boolean; timeoutMs?: number } = {}): Promise<void> {
+    return this.require([...this.all], options);
   }
 
   /**
@@ -108,9 +129,11 @@ export class DependencyHealth implements OnApplicationShutdown {
     const running = this.inFlight[dependency];
     if (running) return running;
     const work: Promise<unknown> =
-      dependency === 'redis'
-        ? withTimeout(this.redis.ping(), dependency, Math.max(PROBE_LIMIT_MS, this.timeoutMs))
-        : this.pool.query('SELECT 1');
+      dependency === 'postgres'
+        ? this.pool.query('SELECT 1')
+        : this.redis
+          ? withTimeout(this.redis.ping(), dependency, Math.max(PROBE_LIMIT_MS, this.timeoutMs))
+          : Promise.reject(new Error(`redis is not a dependency of the ${this.backend} backend`));
     const probe = work.then(
       () => {
         this.okUntil[dependency] = Date.now() + OK_FOR_MS;

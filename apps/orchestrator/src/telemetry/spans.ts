@@ -1,5 +1,11 @@
 import type { Attributes, Context, Span } from '@opentelemetry/api';
-import { inSpan as inTracerSpan, SpanKind, tracerFor } from '@switchyard/telemetry';
+import {
+  inSettlingSpan as inTracerSettlingSpan,
+  inSpan as inTracerSpan,
+  type SettlingSpan,
+  SpanKind,
+  tracerFor,
+} from '@switchyard/telemetry';
 import { ORCHESTRATOR_SERVICE } from './service.ts';
 
 const tracer = tracerFor(ORCHESTRATOR_SERVICE);
@@ -11,6 +17,15 @@ export function inSpan<T>(
   work: (span: Span) => Promise<T>,
 ): Promise<T> {
   return inTracerSpan(tracer, name, options, work);
+}
+
+/** libs/telemetry's inSettlingSpan on the orchestrator's tracer. */
+export function inSettlingSpan<T>(
+  name: string,
+  options: { kind?: SpanKind; attributes?: Attributes },
+  work: (span: Span) => Promise<T>,
+): Promise<{ value: T; settling: SettlingSpan }> {
+  return inTracerSettlingSpan(tracer, name, options, work);
 }
 
 export { SpanKind };

@@ -1,3 +1,4 @@
+import type { Span } from '@opentelemetry/api';
 import type { ToolFilter } from '../catalog/model-tool-catalog.ts';
 import type { JobRecord } from '../jobs/job-store.ts';
 import type { Logger } from '../runtime/logger.ts';
@@ -34,4 +35,9 @@ export interface CallContext {
   waits: { approval: boolean; question: boolean };
   /** Labels the caller adds to each dispatched call (e.g. the gateway's progress relay). */
   labels?: Record<string, string>;
+  /**
+   * The job's own span (the run, or the /mcp request's `mcp tools/call`): each call that does not end
+   * `ok` marks it ERROR too (markJobCallOutcome), so a failed call is an error at every hop of its path.
+   */
+  span?: Span | undefined;
 }

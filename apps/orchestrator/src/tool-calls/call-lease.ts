@@ -19,14 +19,24 @@ export class LeaseLostError extends Error {
 export interface RunLease {
   /** Aborts once this replica is known to have lost the run. */
   readonly signal: AbortSignal;
-  /** Throws LeaseLostError when the run is already known lost (no Redis round trip). */
+  /** Throws LeaseLostError when the run is already known lost (no round trip to the queue store). */
   assertHeld(): void;
   /**
-   * Asks Redis whether the lock is still ours, extending it (BullMQ's own extendLock script, which
+   * Asks the queue store whether the lock is still ours, extending it (BullMQ's own extendLock script, which
    * succeeds only for the current token), or takes back one that merely expired while nobody took the
    * run. Throws LeaseLostError when it is not ours.
    */
   confirm(): Promise<void>;
+  /**
+   * As confirm(), without the round trip while an extension this replica saw succeed still covers now:
+   * before an outcome is written after work that may have outlasted the lock (a dispatch).
+   */
+  confirmUnlessFresh(): Promise<void>;
+  /**
+   * The run ended on this replica (its final status is written): nobody can take it over any more, so the
+   * late outcomes of calls it left running (a deadline, a cancel) are recorded here without asking.
+   */
+  ended(): void;
   /** `work`'s result, or LeaseLostError as soon as the run is lost (the work itself goes on). */
   race<T>(work: Promise<T>): Promise<T>;
 }
@@ -36,6 +46,8 @@ export const UNCONTESTED_LEASE: RunLease = {
   signal: new AbortController().signal,
   assertHeld: () => undefined,
   confirm: async () => undefined,
+  confirmUnlessFresh: async () => undefined,
+  ended: () => undefined,
   race: (work) => work,
 };
 

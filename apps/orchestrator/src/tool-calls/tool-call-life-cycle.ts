@@ -1,18 +1,20 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { type Answer, type ToolCallOutcome, toolCallJobId } from '@switchyard/contracts';
-import { ATTR } from '@switchyard/telemetry';
+import { ATTR, markJobCallOutcome, markOutcome } from '@switchyard/telemetry';
 import { type ModelTool, ModelToolCatalog } from '../catalog/model-tool-catalog.ts';
 import { localOutcome } from '../dispatch/local-outcome.ts';
+import { ProgressListener } from '../dispatch/progress-listener.ts';
 import { ToolCallDispatcher } from '../dispatch/tool-call-dispatcher.ts';
 import type { ToolCallRequest } from '../dispatch/tool-call-request.ts';
 import { InputStore } from '../jobs/input-store.ts';
 import { JobEvents, toolCallFinishedEvent } from '../jobs/job-events.ts';
 import { type JobRecord, JobStore, type ToolCallRecord } from '../jobs/job-store.ts';
-import { RedisEpochs } from '../jobs/redis-epochs.ts';
+import { QueueEpochs } from '../jobs/queue-epochs.ts';
 import { OrchestratorMetrics } from '../metrics/orchestrator-metrics.ts';
 import { inSpan } from '../telemetry/spans.ts';
 import { ApprovalGate } from './approval-gate.ts';
 import type { CallContext } from './call-context.ts';
+import { followCallProgress } from './call-progress.ts';
 import type { CallWait } from './call-wait.ts';
 import { LOST_ENTRY_ERROR, lostEntryDecision, lostEntryText, neverQueued } from './lost-queue-entry.ts';
 
@@ -45,7 +47,8 @@ export class ToolCallLifeCycle {
     @Inject(OrchestratorMetrics) private readonly metrics: OrchestratorMetrics,
     @Inject(ApprovalGate) private readonly approvals: ApprovalGate,
     @Inject(InputStore) private readonly inputs: InputStore,
-    @Inject(RedisEpochs) private readonly epochs: RedisEpochs,
+    @Inject(QueueEpochs) private readonly epochs: QueueEpochs,
+    @Inject(ProgressListener) private readonly progress: ProgressListener,
   ) {}
 
   /** The call's one outcome, or — in an agent run — what it waits for a person on. */
@@ -71,7 +74,8 @@ export class ToolCallLifeCycle {
           [ATTR.OUTCOME_EXECUTED]: outcome.executed,
           [ATTR.ATTEMPTS]: outcome.attempts,
         });
-        if (outcome.status !== 'ok') span.setAttribute(ATTR.ERROR_TYPE, outcome.status);
+        markOutcome(span, outcome.status, outcome.error);
+        markJobCallOutcome(context.span, call.id, outcome.status);
         return outcome;
       },
     );
@@ -159,18 +163,27 @@ export class ToolCallLifeCycle {
               this.store.recordCall(row, 'dispatched', event, epoch),
             );
             known = true;
-            outcome = await lease.race(
-              this.dispatcher.dispatch({
-                jobId: job.id,
-                toolCallId: roundId,
-                server: tool.server,
-                tool: tool.tool,
-                arguments: call.args,
-                team: job.team,
-                labels: { ...context.labels, team: job.team },
-                ...(answered.answer ? { answer: answered.answer } : {}),
-              }),
+            const stopProgress = followCallProgress(
+              { jobId: job.id, toolCallId: call.id, roundId, server: tool.server, tool: tool.tool },
+              { listener: this.progress, events: this.events, store: this.store, log: context.log },
             );
+            try {
+              outcome = await lease.race(
+                this.dispatcher.dispatch({
+                  jobId: job.id,
+                  toolCallId: roundId,
+                  server: tool.server,
+                  tool: tool.tool,
+                  arguments: call.args,
+                  team: job.team,
+                  labels: { ...context.labels, team: job.team },
+                  ...(answered.answer ? { answer: answered.answer } : {}),
+                }),
+              );
+            } finally {
+              // The held progress is stored before the outcome, which ends the call's bar.
+              await stopProgress();
+            }
             if (outcome.status === 'input_required' && outcome.question && context.waits.question) {
               lease.assertHeld();
               await this.store.recordCall(row, 'awaiting_input');
@@ -186,7 +199,9 @@ export class ToolCallLifeCycle {
       await this.store.recordCall(row, 'admitted');
     }
     // Lost meanwhile: the replica holding the run now records this call, once, from the same queue job.
-    lease.assertHeld();
+    // Asked, not assumed, when the dispatch outlasted the last confirmed extension: an outcome this
+    // replica settled from a store it could not reach must not overwrite the new holder's.
+    await lease.confirmUnlessFresh();
     await this.record(job, call.id, call.name, outcome);
     context.log.info(
       { tool_call_id: call.id, tool: call.name, status: outcome.status, attempts: outcome.attempts },

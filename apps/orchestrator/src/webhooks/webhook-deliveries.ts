@@ -5,7 +5,7 @@ import {
   type OnModuleDestroy,
   type OnModuleInit,
 } from '@nestjs/common';
-import type { RedisConnection, SwitchyardConfig } from '@switchyard/contracts';
+import { bullmqBinding, type Store, type SwitchyardConfig } from '@switchyard/contracts';
 import { Queue, UnrecoverableError, Worker } from 'bullmq';
 import { TeamsService } from '../auth/teams.service.ts';
 import { parseAllowList } from '../egress/address-policy.ts';
@@ -15,7 +15,7 @@ import { type JobRecord, JobStore } from '../jobs/job-store.ts';
 import { OrchestratorMetrics } from '../metrics/orchestrator-metrics.ts';
 import type { Logger } from '../runtime/logger.ts';
 import type { OrchestratorEnv } from '../runtime/orchestrator-env.ts';
-import { CONFIG, ENV, LOGGER, REDIS } from '../runtime/tokens.ts';
+import { CONFIG, ENV, LOGGER, STORE } from '../runtime/tokens.ts';
 import {
   deliveryId,
   WEBHOOKS_QUEUE,
@@ -49,7 +49,7 @@ export class WebhookDeliveries implements OnModuleInit, OnApplicationBootstrap, 
     @Inject(JobEvents) private readonly events: JobEvents,
     @Inject(TeamsService) private readonly teams: TeamsService,
     @Inject(OrchestratorMetrics) private readonly metrics: OrchestratorMetrics,
-    @Inject(REDIS) private readonly redis: RedisConnection,
+    @Inject(STORE) private readonly queueStore: Store,
     @Inject(CONFIG) config: SwitchyardConfig,
     @Inject(ENV) private readonly env: OrchestratorEnv,
     @Inject(LOGGER) private readonly log: Logger,
@@ -57,7 +57,8 @@ export class WebhookDeliveries implements OnModuleInit, OnApplicationBootstrap, 
   ) {
     this.settings = config.orchestrator.webhooks;
     this.egress = { allow: parseAllowList(this.settings.allowPrivateNetworks), resolve };
-    this.queue = new Queue<WebhookDeliveryData>(WEBHOOKS_QUEUE, { connection: redis, prefix: env.prefix });
+    const binding = bullmqBinding(queueStore);
+    this.queue = new Queue<WebhookDeliveryData>(WEBHOOKS_QUEUE, binding.options, binding.factory as never);
     this.queue.on('error', (error) => this.log.warn({ err: error }, 'webhooks queue error'));
   }
 
@@ -67,12 +68,13 @@ export class WebhookDeliveries implements OnModuleInit, OnApplicationBootstrap, 
 
   /** Deliveries are sent only once the whole app is up, like agent runs. */
   onApplicationBootstrap(): void {
-    this.worker = new Worker<WebhookDeliveryData>(WEBHOOKS_QUEUE, (job) => this.deliver(job), {
-      connection: this.redis,
-      prefix: this.env.prefix,
-      name: this.env.replicaId,
-      concurrency: this.settings.concurrency,
-    });
+    const binding = bullmqBinding(this.queueStore);
+    this.worker = new Worker<WebhookDeliveryData>(
+      WEBHOOKS_QUEUE,
+      (job) => this.deliver(job),
+      { ...binding.options, name: this.env.replicaId, concurrency: this.settings.concurrency },
+      binding.factory as never,
+    );
     this.worker.on('error', (error) => this.log.error({ err: error }, 'webhooks worker error'));
     // Logged from BullMQ's events, which fire once the delivery's new state is stored: a reader of the
     // log line (or of GET /v1/jobs/:id/webhooks right after it) sees that state.

@@ -10,9 +10,9 @@ import {
 } from '../../src/models/index.ts';
 
 /** The error createChatModel threw, so its fields can be checked. */
-const configErrorOf = (build: () => unknown): ModelConfigError => {
+const configErrorOf = async (build: () => Promise<unknown>): Promise<ModelConfigError> => {
   try {
-    build();
+    await build();
   } catch (error) {
     if (error instanceof ModelConfigError) return error;
     throw error;
@@ -21,49 +21,51 @@ const configErrorOf = (build: () => unknown): ModelConfigError => {
 };
 
 describe('createChatModel', () => {
-  it('builds each provider from the given environment', () => {
+  it('builds each provider from the given environment', async () => {
     const env = { OPENAI_API_KEY: 'sk-o', ANTHROPIC_API_KEY: 'sk-a', OLLAMA_BASE_URL: 'http://ollama:11434' };
-    expect(createChatModel({ provider: 'scripted', script: [{ final: 'x' }] }, {})).toBeInstanceOf(
+    expect(await createChatModel({ provider: 'scripted', script: [{ final: 'x' }] }, {})).toBeInstanceOf(
       ScriptedChatModel,
     );
-    const openai = createChatModel({ provider: 'openai', name: 'gpt-4o-mini', temperature: 0.2 }, env);
+    const openai = await createChatModel({ provider: 'openai', name: 'gpt-4o-mini', temperature: 0.2 }, env);
     expect(openai).toBeInstanceOf(ChatOpenAI);
     expect(openai).toMatchObject({ model: 'gpt-4o-mini', temperature: 0.2 });
 
-    const anthropic = createChatModel({ provider: 'anthropic', name: 'claude-x', maxTokens: 100 }, env);
+    const anthropic = await createChatModel({ provider: 'anthropic', name: 'claude-x', maxTokens: 100 }, env);
     expect(anthropic).toBeInstanceOf(ChatAnthropic);
     expect(anthropic).toMatchObject({ model: 'claude-x', maxTokens: 100 });
 
-    const ollama = createChatModel({ provider: 'ollama', name: 'qwen3', maxTokens: 50 }, env);
+    const ollama = await createChatModel({ provider: 'ollama', name: 'qwen3', maxTokens: 50 }, env);
     expect(ollama).toBeInstanceOf(ChatOllama);
     expect(ollama).toMatchObject({ model: 'qwen3', baseUrl: 'http://ollama:11434', numPredict: 50 });
   });
 
-  it('defaults ollama to the local daemon', () => {
-    expect(createChatModel({ provider: 'ollama', name: 'qwen3' }, {})).toMatchObject({
+  it('defaults ollama to the local daemon', async () => {
+    expect(await createChatModel({ provider: 'ollama', name: 'qwen3' }, {})).toMatchObject({
       baseUrl: 'http://127.0.0.1:11434',
     });
   });
 
-  it('points anthropic at ANTHROPIC_BASE_URL when set', () => {
-    const model = createChatModel(
+  it('points anthropic at ANTHROPIC_BASE_URL when set', async () => {
+    const model = await createChatModel(
       { provider: 'anthropic', name: 'claude-x' },
       { ANTHROPIC_API_KEY: 'sk-a', ANTHROPIC_BASE_URL: 'http://127.0.0.1:9/anthropic' },
     );
     expect(model).toMatchObject({ apiUrl: 'http://127.0.0.1:9/anthropic' });
   });
 
-  it('refuses anthropic without ANTHROPIC_API_KEY, naming the variable', () => {
-    const error = configErrorOf(() => createChatModel({ provider: 'anthropic', name: 'claude-x' }, {}));
+  it('refuses anthropic without ANTHROPIC_API_KEY, naming the variable', async () => {
+    const error = await configErrorOf(() => createChatModel({ provider: 'anthropic', name: 'claude-x' }, {}));
     expect(error.variable).toBe('ANTHROPIC_API_KEY');
     expect(error.message).toContain('ANTHROPIC_API_KEY');
     expect(error.name).toBe('ModelConfigError');
     expect(error).toBeInstanceOf(Error);
   });
 
-  it('refuses openai without a key or a base URL, naming the variable', () => {
+  it('refuses openai without a key or a base URL, naming the variable', async () => {
     for (const env of [{}, { OPENAI_API_KEY: '', OPENAI_BASE_URL: '  ' }]) {
-      const error = configErrorOf(() => createChatModel({ provider: 'openai', name: 'gpt-4o-mini' }, env));
+      const error = await configErrorOf(() =>
+        createChatModel({ provider: 'openai', name: 'gpt-4o-mini' }, env),
+      );
       expect(error.variable).toBe('OPENAI_API_KEY');
       expect(error.message).toContain('OPENAI_API_KEY');
     }

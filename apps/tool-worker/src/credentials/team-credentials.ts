@@ -1,4 +1,4 @@
-import type { Credential, RedisConnection, ServerConfig } from '@switchyard/contracts';
+import type { Credential, ServerConfig, Store } from '@switchyard/contracts';
 import { CredentialError } from './credential-error.ts';
 import { type CredentialSource, credentialSource } from './credential-source.ts';
 import { TokenCache } from './token-cache.ts';
@@ -13,10 +13,10 @@ export class TeamCredentials {
 
   constructor(
     private readonly servers: Record<string, ServerConfig>,
-    redis: RedisConnection,
-    prefix: string,
+    /** Where the fleet shares its OAuth tokens (token-cache.ts). */
+    store: Store,
   ) {
-    this.cache = new TokenCache(redis, prefix);
+    this.cache = new TokenCache(store);
   }
 
   /** Whether calls to `server` carry a team's credential at all. */

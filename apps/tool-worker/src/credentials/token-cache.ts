@@ -1,9 +1,11 @@
-import { randomUUID } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
-import { type RedisConnection, redisKeys } from '@switchyard/contracts';
+import type { Store } from '@switchyard/contracts';
 import { z } from 'zod';
+import { type TokenCacheStore, type TokenKey, tokenCacheStore } from './token-cache-store.ts';
 
-/** One team's access token for one server, as the fleet shares it in Redis. */
+export type { TokenKey } from './token-cache-store.ts';
+
+/** One team's access token for one server, as the fleet shares it in the store. */
 const CachedTokenSchema = z.object({
   accessToken: z.string().min(1),
   tokenType: z.string().default('Bearer'),
@@ -21,50 +23,24 @@ const RENEW_AHEAD_SHARE = 0.2;
 /** The rotated refresh token outlives the access token in the cache by this much. */
 const REFRESH_TOKEN_KEEP_MS = 30 * 24 * 3_600_000;
 
-/**
- * Marks the entry for renewal only if it still holds the rejected token (another worker may have renewed
- * it meanwhile); a rotated refresh token in it is kept.
- */
-const EXPIRE_IF_TOKEN = `
-local raw = redis.call('GET', KEYS[1])
-if not raw then return 0 end
-local token = cjson.decode(raw)
-if token.accessToken ~= ARGV[1] then return 0 end
-token.renewAt = 0
-return redis.call('SET', KEYS[1], cjson.encode(token), 'KEEPTTL')`;
-
-/** Releases the renewal lock only if this worker still holds it. */
-const RELEASE_IF_OWNER = `
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
-return 0`;
-
 /** One worker of the fleet renews an identity's token at a time; the others wait this long at most. */
 const RENEW_LOCK_MS = 15_000;
 const RENEW_POLL_MS = 100;
 
-export interface TokenKey {
-  team: string;
-  issuer: string;
-  server: string;
-}
-
 /**
- * The fleet's OAuth token cache: Redis keys by (team, issuer, server) under the deployment prefix, so
- * every worker reuses a token another obtained, and one team's token is never found under another's key.
- * Values are never logged by this class or its callers.
+ * The fleet's OAuth token cache, kept in the deployment's store by (team, issuer, server)
+ * (token-cache-store.ts), so every worker reuses a token another obtained, and one team's token is never
+ * found under another's key. Values are never logged by this class or its callers.
  */
 export class TokenCache {
-  constructor(
-    private readonly redis: RedisConnection,
-    private readonly prefix: string,
-  ) {}
+  private readonly entries: TokenCacheStore;
 
-  private key({ team, issuer, server }: TokenKey): string {
-    return redisKeys.oauthToken(this.prefix, team, issuer, server);
+  constructor(store: Store) {
+    this.entries = tokenCacheStore(store);
   }
 
   async get(key: TokenKey): Promise<CachedToken | undefined> {
-    const raw = await this.redis.get(this.key(key));
+    const raw = await this.entries.get(key);
     if (!raw) return undefined;
     const parsed = CachedTokenSchema.safeParse(JSON.parse(raw));
     return parsed.success ? parsed.data : undefined;
@@ -84,7 +60,7 @@ export class TokenCache {
       ...(token.refreshToken ? { refreshToken: token.refreshToken } : {}),
     };
     const keepMs = token.refreshToken ? Math.max(lifetimeMs, REFRESH_TOKEN_KEEP_MS) : lifetimeMs;
-    await this.redis.set(this.key(key), JSON.stringify(cached), 'PX', Math.max(1, Math.round(keepMs)));
+    await this.entries.put(key, JSON.stringify(cached), keepMs);
     return cached;
   }
 
@@ -97,20 +73,15 @@ export class TokenCache {
     key: TokenKey,
     renew: (refreshToken: string | undefined) => Promise<CachedToken>,
   ): Promise<CachedToken> {
-    const lock = `${this.key(key)}:renewing`;
-    const owner = randomUUID();
     const giveUpAt = Date.now() + RENEW_LOCK_MS;
     for (;;) {
-      if (await this.redis.set(lock, owner, 'PX', RENEW_LOCK_MS, 'NX')) {
-        try {
-          // Another worker may have renewed between our read and taking the lock.
-          const current = await this.get(key);
-          if (current && current.renewAt > Date.now()) return current;
-          return await renew(current?.refreshToken);
-        } finally {
-          await this.redis.eval(RELEASE_IF_OWNER, 1, lock, owner);
-        }
-      }
+      const renewal = await this.entries.withRenewal(key, RENEW_LOCK_MS, async () => {
+        // Another worker may have renewed between our read and taking the lock.
+        const current = await this.get(key);
+        if (current && current.renewAt > Date.now()) return current;
+        return renew(current?.refreshToken);
+      });
+      if (renewal.held) return renewal.value;
       await delay(RENEW_POLL_MS);
       const current = await this.get(key);
       if (current && current.renewAt > Date.now()) return current;
@@ -120,6 +91,6 @@ export class TokenCache {
 
   /** Marks a token the server rejected for renewal, unless the entry already holds a newer one. */
   async reject(key: TokenKey, accessToken: string): Promise<void> {
-    await this.redis.eval(EXPIRE_IF_TOKEN, 1, this.key(key), accessToken);
+    await this.entries.expireIfToken(key, accessToken);
   }
 }

@@ -1,6 +1,12 @@
 import type { CallToolResult } from '@modelcontextprotocol/client';
-import { carrierFrom, type ToolCallJob, type TraceCarrier } from '@switchyard/contracts';
-import { ATTR } from '@switchyard/telemetry';
+import type { Span } from '@opentelemetry/api';
+import {
+  carrierFrom,
+  progressThrottle,
+  RELAYED_PROGRESS_INTERVAL_MS,
+  type ToolCallJob,
+  type TraceCarrier,
+} from '@switchyard/contracts';
 import type { Job } from 'bullmq';
 import { callCredential } from '../credentials/credential-fetch.ts';
 import type { CredentialSource } from '../credentials/credential-source.ts';
@@ -8,11 +14,12 @@ import type { Logger } from '../runtime/logger.ts';
 import type { ManagedSession } from '../sessions/managed-session.ts';
 import type { CallPolicy } from './call-policy.ts';
 import type { CallQuestions } from './call-questions.ts';
-import { inMcpCallSpan } from './call-spans.ts';
+import { type AttemptMcpSpan, describeSession, inMcpCallSpan } from './call-spans.ts';
 import { ExtensionTaskRunner } from './extension-task-runner.ts';
 import { CallAbort } from './in-flight-calls.ts';
 import type { Unreplicated } from './job-fence.ts';
 import type { DispatchMarker } from './pre-send-checks.ts';
+import type { ServerProgress } from './progress-relay.ts';
 import { refusedForTasks } from './refused-for-tasks.ts';
 import { type TaskHandle, type TaskRunDeps, TaskRunner } from './task-runner.ts';
 import type { ProcessorDeps } from './tool-call-processor.ts';
@@ -62,6 +69,8 @@ export interface SendContext {
   policy: CallPolicy;
   questions: CallQuestions;
   state: AttemptState;
+  /** Where the attempt's MCP span goes, to be settled with the delivery's outcome. */
+  mcpSpan: AttemptMcpSpan;
 }
 
 /**
@@ -102,6 +111,12 @@ export function sendCall(context: SendContext): Promise<CallToolResult> {
   // A stdio server with per-team secrets runs the call in the team's own session (child process).
   const onSession = <T>(use: (target: ManagedSession) => Promise<T>): Promise<T> =>
     deps.teamSessions ? deps.teamSessions.run(call.team, use) : use(session);
+  // The MCP span names the session the request goes over (the team's own one, or the shared one).
+  let mcpSpan: Span | undefined;
+  const over = (target: ManagedSession): ManagedSession => {
+    if (mcpSpan) describeSession(mcpSpan, target);
+    return target;
+  };
 
   /**
    * Starts the call as a task (recording its handle in the marker first) or follows the recorded one:
@@ -113,7 +128,7 @@ export function sendCall(context: SendContext): Promise<CallToolResult> {
     send: (() => Promise<void>) | undefined,
     on: ManagedSession = session,
   ) => {
-    const runDeps: TaskRunDeps = { tool: call.tool, config, session: on, signal, log, onStatus };
+    const runDeps: TaskRunDeps = { tool: call.tool, config, session: over(on), signal, log, onStatus };
     const { recordedTask } = context;
     const extension = recordedTask ? recordedTask.reference !== undefined : on.extensionTasks !== undefined;
     const runner = extension ? new ExtensionTaskRunner(runDeps) : new TaskRunner(runDeps);
@@ -127,7 +142,16 @@ export function sendCall(context: SendContext): Promise<CallToolResult> {
     });
   };
 
-  return inMcpCallSpan(server, config, call.tool, attempts, (span) => {
+  // The server's progress, relayed at most once per interval (the newest wins; the last is not lost).
+  const relay = deps.relayProgress;
+  const relayedProgress = relay
+    ? progressThrottle<ServerProgress>(async (progress) => {
+        relay(job.id ?? '', call, progress);
+      }, RELAYED_PROGRESS_INTERVAL_MS)
+    : undefined;
+
+  return inMcpCallSpan(server, config, call.tool, attempts, context.mcpSpan, (span) => {
+    mcpSpan = span;
     const onTaskStatus: TaskRunDeps['onStatus'] = (task) => {
       span.addEvent('progress', {
         'mcp.task.status': task.status,
@@ -141,7 +165,7 @@ export function sendCall(context: SendContext): Promise<CallToolResult> {
         context.plan === 'task'
           ? runTask(onTaskStatus, beforeSend)
           : onSession((target) =>
-              target
+              over(target)
                 .callTool(call.tool, call.arguments, {
                   timeoutMs: context.policy.timeout.timeoutMs,
                   maxTotalTimeoutMs: context.policy.maxTotalTimeoutMs,
@@ -157,7 +181,7 @@ export function sendCall(context: SendContext): Promise<CallToolResult> {
                       ...(progress.total ? { total: progress.total } : {}),
                     });
                     log.debug({ progress }, 'tool call progress');
-                    deps.relayProgress?.(job.id ?? '', call, progress);
+                    relayedProgress?.push(progress);
                   },
                 })
                 .catch((error: unknown) => {
@@ -176,17 +200,7 @@ export function sendCall(context: SendContext): Promise<CallToolResult> {
                 }),
             ),
       )
-      .then(
-        (answer) => {
-          if (answer.isError) span.setAttribute(ATTR.ERROR_TYPE, 'tool_error');
-          return answer;
-        },
-        (error: unknown) => {
-          span.recordException(error as Error);
-          span.setAttribute(ATTR.ERROR_TYPE, (error as Error).name);
-          throw error;
-        },
-      );
+      .finally(() => relayedProgress?.close());
   });
 }
 

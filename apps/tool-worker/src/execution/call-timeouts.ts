@@ -1,11 +1,11 @@
 import {
   type EffectiveTimeout,
   effectiveTimeout,
-  encodeLatencySample,
-  type RedisConnection,
-  recentDurations,
-  redisKeys,
+  type LatencySamples,
+  latencySamples,
   type ServerConfig,
+  type Store,
+  type ToolLatencies,
 } from '@switchyard/contracts';
 import type { Logger } from '../runtime/logger.ts';
 
@@ -15,7 +15,7 @@ import type { Logger } from '../runtime/logger.ts';
  */
 const REFRESH_MS = 1_000;
 /**
- * A read that takes longer (a paused Redis) is not waited for: the call goes out with the last known
+ * A read that takes longer (a paused store) is not waited for: the call goes out with the last known
  * value, or `timeoutMs`. The timeout is a guess either way; holding the call would be worse.
  */
 const READ_BUDGET_MS = 250;
@@ -27,21 +27,26 @@ interface Known {
 
 /**
  * The per-attempt timeouts of one server's calls (docs/semantics.md §6). With `timeouts: adaptive` it
- * keeps the fleet's recent successful durations in two capped Redis lists per tool and server and
- * derives clamp(factor × P95, minMs, maxMs) from them; with `timeouts: static` it never touches Redis.
+ * keeps the fleet's recent successful durations per tool and server in the store (LatencySamples) and
+ * derives clamp(factor × P95, minMs, maxMs) from them; with `timeouts: static` it never touches the store.
  */
 export class CallTimeouts {
   private readonly known = new Map<string, Known>();
+  private readonly samples: LatencySamples;
 
   constructor(
     private readonly deps: {
       server: string;
       config: ServerConfig;
-      redis: RedisConnection;
-      prefix: string;
+      store: Store;
       log: Logger;
     },
-  ) {}
+  ) {
+    this.samples = latencySamples(deps.store, {
+      onTrimError: (error) =>
+        deps.log.warn({ server: deps.server, err: error }, 'latency samples not trimmed'),
+    });
+  }
 
   /** The timeout of the next attempt of `tool`. */
   async forAttempt(tool: string): Promise<EffectiveTimeout> {
@@ -57,7 +62,7 @@ export class CallTimeouts {
         resolve(fallback);
       }, READ_BUDGET_MS);
     });
-    const read = this.exchange(tool).catch((error: unknown) => {
+    const read = this.exchange(tool, () => this.readWindows(tool)).catch((error: unknown) => {
       this.deps.log.warn({ server: this.deps.server, tool, err: error }, 'latency samples unreadable');
       return fallback;
     });
@@ -69,43 +74,28 @@ export class CallTimeouts {
   }
 
   /**
-   * Adds the duration of a successful call to the tool's and the server's windows (one pipelined round
-   * trip that also reads them back). Not awaited by the call: losing a sample costs nothing but a
-   * slightly older P95.
+   * Adds the duration of a successful call to the tool's and the server's windows (one round trip that
+   * also reads them back). Not awaited by the call: losing a sample costs nothing but a slightly older P95.
    */
   recordSuccess(tool: string, durationMs: number): void {
-    if (this.deps.config.timeouts === 'static') return;
-    this.exchange(tool, encodeLatencySample(durationMs, Date.now())).catch((error: unknown) =>
-      this.deps.log.warn({ server: this.deps.server, tool, err: error }, 'latency sample not recorded'),
+    const { config, server } = this.deps;
+    if (config.timeouts === 'static') return;
+    this.exchange(tool, () => this.samples.record(server, tool, durationMs, config.adaptiveTimeouts)).catch(
+      (error: unknown) => this.deps.log.warn({ server, tool, err: error }, 'latency sample not recorded'),
     );
   }
 
-  /** One round trip: optionally pushes a sample onto both lists, then reads both back. */
-  private async exchange(tool: string, sample?: string): Promise<EffectiveTimeout> {
-    const { redis, prefix, server, config } = this.deps;
-    const { windowSamples, windowMs } = config.adaptiveTimeouts;
-    const keys = [redisKeys.latency(prefix, server, tool), redisKeys.latency(prefix, server)];
-    const pipeline = redis.pipeline();
-    if (sample !== undefined) {
-      for (const key of keys) {
-        pipeline.lpush(key, sample).ltrim(key, 0, windowSamples - 1);
-        // Lists of a tool nobody calls any more expire with the window instead of lingering.
-        pipeline.pexpire(key, windowMs);
-      }
-    }
-    for (const key of keys) pipeline.lrange(key, 0, windowSamples - 1);
-    const replies = (await pipeline.exec()) ?? [];
-    const [toolEntries, serverEntries] = replies.slice(-2).map(([error, value]) => {
-      if (error) throw error;
-      return value as string[];
-    }) as [string[], string[]];
-    const now = Date.now();
-    const timeout = effectiveTimeout(
-      config,
-      recentDurations(toolEntries, now, windowMs),
-      recentDurations(serverEntries, now, windowMs),
-    );
-    this.known.set(tool, { timeout, at: now });
+  private async readWindows(tool: string): Promise<ToolLatencies> {
+    const { server, config } = this.deps;
+    const read = await this.samples.read(server, [tool], config.adaptiveTimeouts);
+    return { tool: read.tools[0] ?? [], server: read.server };
+  }
+
+  /** One round trip (a read, or a record that reads back): the windows become the tool's timeout. */
+  private async exchange(tool: string, windows: () => Promise<ToolLatencies>): Promise<EffectiveTimeout> {
+    const durations = await windows();
+    const timeout = effectiveTimeout(this.deps.config, durations.tool, durations.server);
+    this.known.set(tool, { timeout, at: Date.now() });
     return timeout;
   }
 }

@@ -1,4 +1,4 @@
-import { type Job, type Processor, type Span, Worker, type WorkerOptions } from 'bullmq';
+import { type BackendFactory, type Job, type Processor, type Span, Worker, type WorkerOptions } from 'bullmq';
 
 /** When a fetch may go ahead (GlobalConcurrency): `ready` to wait for it, `isOpen` to ask now. */
 export interface FetchGate {
@@ -18,8 +18,10 @@ export class GatedWorker<Data, Result> extends Worker<Data, Result> {
     processor: Processor<Data, Result>,
     options: WorkerOptions,
     private readonly gate: FetchGate,
+    /** BullMQ's PostgreSQL backend on the postgres store; undefined: its Redis default. */
+    factory?: BackendFactory<never, never>,
   ) {
-    super(name, processor, options);
+    super(name, processor, options, factory as never);
   }
 
   protected override async moveToActive(token: string, name?: string): Promise<Job<Data, Result>> {

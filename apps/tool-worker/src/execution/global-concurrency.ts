@@ -1,13 +1,30 @@
-import type { RedisConnection } from '@switchyard/contracts';
+import type { Store } from '@switchyard/contracts';
 import type { Queue } from 'bullmq';
 import type { Logger } from '../runtime/logger.ts';
 
+/** The connection whose loss may lose the limit: 'close' when it drops, 'ready' when it is back. */
+export interface ReconnectEvents {
+  on(event: 'close' | 'ready', listener: () => void): unknown;
+  off(event: 'close' | 'ready', listener: () => void): unknown;
+}
+
 /**
- * Keeps a server's fleet-wide `concurrency` in its queue's meta hash, where BullMQ's move-to-active
- * script reads it. Setting it once at start-up is not enough: a Redis that restarts without its data
- * (no persistence, a failover to an empty replica, a FLUSHALL) forgets it, and BullMQ then lets every
- * worker take a call at once. So it is re-set whenever the connection becomes ready again, and checked
- * on every heartbeat against the config (docs/operations.md, "When Redis loses its data").
+ * Where a reconnect that may have lost the limit is announced: the Redis connection BullMQ's Queue and
+ * Worker share (a Redis that comes back may be an empty one). None on PostgreSQL: the limit is a row of
+ * BullMQ's `meta` table, and a reconnect to the same database loses nothing, so the gate never closes
+ * there; a restore from an older backup is what the heartbeat check is for.
+ */
+export function reconnectsOf(store: Store): ReconnectEvents | undefined {
+  return store.kind === 'redis' ? store.redis : undefined;
+}
+
+/**
+ * Keeps a server's fleet-wide `concurrency` in its queue's meta (Redis hash, or BullMQ's PG `meta` table),
+ * where BullMQ's move to active reads it. Setting it once at start-up is not enough: a Redis that
+ * restarts without its data (no persistence, a failover to an empty replica, a FLUSHALL) or a database
+ * restored from an older backup forgets it, and BullMQ then lets every worker take a call at once. So it
+ * is re-set whenever the connection becomes ready again, and checked on every heartbeat against the
+ * config (docs/operations.md, "When Redis loses its data").
  *
  * It is also the gate the consumer's fetches wait on (GatedWorker): closed when the connection drops,
  * opened once the value is re-set on the new connection. Commands on one connection run in order, so
@@ -29,8 +46,8 @@ export class GlobalConcurrency {
   constructor(
     private readonly deps: {
       queue: Queue;
-      /** The command connection BullMQ's Worker and Queue use for this server's queue. */
-      connection: RedisConnection;
+      /** Reconnects of the connection BullMQ's Worker and Queue use (reconnectsOf); none: the gate stays open. */
+      reconnects: ReconnectEvents | undefined;
       concurrency: number;
       /** How often the value is checked; the worker's heartbeat interval. */
       checkEveryMs: number;
@@ -44,9 +61,9 @@ export class GlobalConcurrency {
 
   /** Sets the value, then keeps it: on every reconnect and on every check. */
   async start(): Promise<void> {
-    const { connection, queue, concurrency, checkEveryMs } = this.deps;
-    connection.on('close', this.onClose);
-    connection.on('ready', this.onReady);
+    const { reconnects, queue, concurrency, checkEveryMs } = this.deps;
+    reconnects?.on('close', this.onClose);
+    reconnects?.on('ready', this.onReady);
     await queue.setGlobalConcurrency(concurrency);
     this.timer = setInterval(() => void this.check(), checkEveryMs);
     this.timer.unref();
@@ -83,8 +100,8 @@ export class GlobalConcurrency {
   stop(): void {
     this.stopped = true;
     clearInterval(this.timer);
-    this.deps.connection.off('close', this.onClose);
-    this.deps.connection.off('ready', this.onReady);
+    this.deps.reconnects?.off('close', this.onClose);
+    this.deps.reconnects?.off('ready', this.onReady);
     this.openGate(this.losses);
   }
 

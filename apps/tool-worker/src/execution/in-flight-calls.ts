@@ -61,7 +61,7 @@ export class InFlightCalls {
     return true;
   }
 
-  /** Aborts every call running here (Redis unreachable past the lock: redis-watchdog.ts); returns their ids. */
+  /** Aborts every call running here (the store unreachable past the lock: lock-watchdog.ts); returns their ids. */
   abortAll(reason: CallAbort): string[] {
     const ids = [...this.calls.keys()];
     for (const id of ids) this.abort(id, reason);

@@ -3,6 +3,7 @@ import {
   type EffectiveTimeout,
   OUTCOME_DETAIL_BYTES,
   type OutcomeFacts,
+  type OutcomeStatus,
   type Question,
   type ServerConfig,
   safeJson,
@@ -68,7 +69,8 @@ export interface AttemptContext {
 export type AttemptDecision =
   | { kind: 'leave'; sent: boolean }
   | { kind: 'put_back'; unmark: boolean; reason: string }
-  | { kind: 'retry'; hold: true; reason: string }
+  /** `status`: what the attempt ended as (the outcome it would have been on the last attempt), for its spans. */
+  | { kind: 'retry'; hold: true; reason: string; status: OutcomeStatus }
   | { kind: 'outcome'; hold: boolean; facts: DecidedFacts };
 
 const RETRYABLE = new Set<CallFailure['kind']>(['timeout', 'transport', 'connection_lost']);
@@ -135,7 +137,12 @@ export function decideFailure(what: AttemptFailure, context: AttemptContext): At
   }
   // A created task is followed, never re-created: its handle is in the job, not a new attempt.
   if (idempotent && RETRYABLE.has(failure.kind) && !context.lastAttempt && !context.taskCreated) {
-    return { kind: 'retry', hold: true, reason: `${name} attempt ${attempts}: ${context.detail}` };
+    return {
+      kind: 'retry',
+      hold: true,
+      reason: `${name} attempt ${attempts}: ${context.detail}`,
+      status: failedFacts(what, failure, context, attempts).status,
+    };
   }
   return outcome(true, failedFacts(what, failure, context, attempts));
 }

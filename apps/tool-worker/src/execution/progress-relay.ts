@@ -1,7 +1,6 @@
 import {
-  RELAY_PROGRESS_LABEL,
-  type RedisConnection,
-  redisKeys,
+  progressRelayChannel,
+  type Store,
   type ToolCallJob,
   type ToolCallProgress,
   toolQueueName,
@@ -18,14 +17,14 @@ export interface ServerProgress {
 export type ProgressRelay = (bullId: string, call: ToolCallJob, progress: ServerProgress) => void;
 
 /**
- * Publishes a call's MCP progress on the deployment's progress channel when its producer asked for it
- * (the /mcp gateway forwards it to its client). Fire and forget: progress is advisory, and a lost
- * notification must never fail or delay the call it describes.
+ * Publishes a call's MCP progress on the deployment's progress channel, for every call: the replica
+ * waiting for it turns it into the job's `tool_call.progress` events (throttled there) and, for /mcp,
+ * forwards it to the client. A call whose server sends no progress publishes nothing. Fire and forget:
+ * progress is advisory, and a lost notification must never fail or delay the call it describes.
  */
-export function progressRelay(redis: RedisConnection, prefix: string, log: Logger): ProgressRelay {
-  const channel = redisKeys.progress(prefix);
+export function progressRelay(store: Store, log: Logger): ProgressRelay {
+  const channel = progressRelayChannel(store);
   return (bullId, call, progress) => {
-    if (call.labels[RELAY_PROGRESS_LABEL] !== 'true') return;
     const message: ToolCallProgress = {
       queue: toolQueueName(call.server),
       id: bullId,
@@ -33,8 +32,8 @@ export function progressRelay(redis: RedisConnection, prefix: string, log: Logge
       ...(progress.total !== undefined ? { total: progress.total } : {}),
       ...(progress.message !== undefined ? { message: progress.message.slice(0, 2_000) } : {}),
     };
-    redis
-      .publish(channel, JSON.stringify(message))
+    channel
+      .publish(message)
       .catch((error: unknown) =>
         log.debug({ err: error, bull_job_id: bullId }, 'could not relay tool call progress'),
       );

@@ -1,4 +1,10 @@
-import { primaries, type RedisConnection, type ReplicaWaitSettings } from '@switchyard/contracts';
+import {
+  ConfigError,
+  primaries,
+  type RedisConnection,
+  type ReplicaWaitSettings,
+  type Store,
+} from '@switchyard/contracts';
 import { Cluster } from 'ioredis';
 import type { Logger } from '../runtime/logger.ts';
 
@@ -29,11 +35,59 @@ export function connectedReplicas(info: string): number | undefined {
 }
 
 /**
- * The worker's view of its primaries' replicas, read with INFO replication at start, every heartbeat and
- * on every reconnect (a failover brings a primary with other replicas, or none) — never per call. One
- * per worker process, shared by its queue consumers.
+ * The replicas a non-idempotent call's marker must reach before it is sent (worker.replicaWait), as the
+ * fence asks for them. One per worker process, shared by its queue consumers.
  */
-export class ReplicaWait {
+export interface ReplicaWait {
+  /** Off altogether: no look at the replicas, no wait. */
+  readonly disabled: boolean;
+  /** How long the fence waits for the replicas. */
+  readonly timeoutMs: number;
+  /** The replicas to wait for on the primary `node` (`host:port` on a cluster, undefined otherwise). */
+  required(node: string | undefined): Promise<number>;
+  /** A wait came back short: look again now. */
+  recheck(): void;
+  start(): void;
+  stop(): void;
+}
+
+/**
+ * The replica wait of this store. On PostgreSQL it is not built (docs/postgres-backend.md §2: the fence's
+ * per-statement synchronous commit needs a standby to be tested on): `auto` and 0 mean no wait there, and
+ * a required count is refused at start-up rather than silently not kept.
+ */
+export function replicaWaitFor(
+  store: Store,
+  settings: ReplicaWaitSettings,
+  lockDurationMs: number,
+  refreshMs: number,
+  log: Logger,
+): ReplicaWait {
+  if (store.kind === 'redis') {
+    return new RedisReplicaWait(store.redis, settings, lockDurationMs, refreshMs, log);
+  }
+  if (settings.replicas !== 'auto' && settings.replicas > 0) {
+    throw new ConfigError(
+      'worker.replicaWait',
+      `replicas: ${settings.replicas} is not supported on the postgres backend; use a synchronous standby (synchronous_standby_names) and set replicas: 0`,
+    );
+  }
+  return {
+    disabled: true,
+    timeoutMs: settings.timeoutMs,
+    required: async () => 0,
+    recheck: () => undefined,
+    start: () => undefined,
+    stop: () => undefined,
+  };
+}
+
+/**
+ * The worker's view of its Redis primaries' replicas, read with INFO replication at start, every
+ * heartbeat and on every reconnect (a failover brings a primary with other replicas, or none) — never
+ * per call.
+ */
+export class RedisReplicaWait implements ReplicaWait {
   /** Connected replicas per primary (`host:port`); one entry, under '', for a single server. */
   private counts = new Map<string, number>();
   private refreshing: Promise<void> | undefined;

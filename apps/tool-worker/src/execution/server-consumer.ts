@@ -1,11 +1,11 @@
 import {
   type ArgumentValidator,
+  bullmqBinding,
   type Clock,
   type OutcomeNotice,
-  outcomeNoticeFields,
-  type RedisConnection,
-  redisKeys,
+  outcomeNotices,
   type ServerConfig,
+  type Store,
   type StoredToolCallOutcome,
   type ToolCallRetention,
   toolCallJobRetention,
@@ -19,16 +19,14 @@ import type { Logger } from '../runtime/logger.ts';
 import type { ManagedSession } from '../sessions/managed-session.ts';
 import { CallTimeouts } from './call-timeouts.ts';
 import { GatedWorker } from './gated-worker.ts';
-import { GlobalConcurrency } from './global-concurrency.ts';
+import { GlobalConcurrency, reconnectsOf } from './global-concurrency.ts';
 import { CallAbort, InFlightCalls } from './in-flight-calls.ts';
-import { JobFence } from './job-fence.ts';
+import { type JobFence, jobFenceFor } from './job-fence.ts';
+import { LockWatchdog } from './lock-watchdog.ts';
+import { lockWatchdogProbe } from './lock-watchdog-probe.ts';
 import { progressRelay } from './progress-relay.ts';
-import { RedisWatchdog } from './redis-watchdog.ts';
 import type { ReplicaWait } from './replica-wait.ts';
 import { createToolCallProcessor } from './tool-call-processor.ts';
-
-/** Outcomes stream entries are small pointers plus the outcome; keep roughly this many. */
-const OUTCOME_STREAM_MAXLEN = 50_000;
 
 export interface ConsumerDeps {
   server: string;
@@ -38,8 +36,8 @@ export interface ConsumerDeps {
   /** toolCalls: the same retention the dispatcher gives the jobs it adds. */
   retention: ToolCallRetention;
   prefix: string;
-  /** Shared non-blocking connection (BullMQ reuses an instance; blocking reads get their own). */
-  redis: RedisConnection;
+  /** The queue store: on Redis, its shared non-blocking connection (blocking reads get their own). */
+  store: Store;
   validator: ArgumentValidator;
   /** Which team's credential each call carries (servers.<name>.auth). */
   credentials: TeamCredentials;
@@ -49,7 +47,7 @@ export interface ConsumerDeps {
   log: Logger;
   /** Every outcome this consumer settles (metrics). */
   onOutcome: (outcome: StoredToolCallOutcome) => void;
-  /** Redis's clock (RedisClock): a call's deadline and queue wait are judged on the clock that stamped them. */
+  /** The store's clock (ServerClock): deadlines and queue waits are judged on the clock that stamped them. */
   clock: Clock;
   /** The replicas a non-idempotent call's marker must reach before it is sent (worker.replicaWait). */
   replicaWait?: ReplicaWait;
@@ -67,48 +65,43 @@ export class ServerConsumer {
   private readonly inFlight = new InFlightCalls();
   private readonly fence: JobFence;
   private running = false;
-  /** Redis has not answered for a lock duration (redis-watchdog.ts): no calls are taken until it does. */
+  /** The store has not answered for a lock duration (lock-watchdog.ts): no calls are taken until it does. */
   private redisLost = false;
-  private readonly watchdog: RedisWatchdog;
+  /** The host's clock is too far from the store's (ClockOffsetGate, postgres): no calls, no stalled check. */
+  private clockRefused = false;
+  /** start() ran: before it, a clock verdict is only recorded (the concurrency is not set yet). */
+  private started = false;
+  private readonly watchdog: LockWatchdog;
   readonly queueName: string;
 
   constructor(private readonly deps: ConsumerDeps) {
-    const { server, config, settings, prefix, redis, workerId } = deps;
+    const { server, config, settings, store, workerId } = deps;
     const queueName = toolQueueName(server);
     this.queueName = queueName;
-    this.queue = new Queue(queueName, { connection: redis, prefix });
+    const binding = bullmqBinding(store);
+    this.queue = new Queue(queueName, binding.options, binding.factory as never);
     this.concurrency = new GlobalConcurrency({
       queue: this.queue,
-      connection: redis,
+      reconnects: reconnectsOf(store),
       concurrency: config.concurrency,
       checkEveryMs: settings.heartbeatMs,
       server,
       log: deps.log,
     });
-    this.fence = new JobFence(
-      redis,
-      {
-        jobKey: (id) => this.queue.toKey(id),
-        active: this.queue.toKey('active'),
-        stalled: this.queue.toKey('stalled'),
-      },
-      settings.lockDurationMs,
-      deps.replicaWait,
-    );
+    this.fence = jobFenceFor(store, this.queue, settings.lockDurationMs, deps.replicaWait);
     const processor = createToolCallProcessor({
       ...deps,
       fence: this.fence,
       inFlight: this.inFlight,
-      relayProgress: progressRelay(redis, prefix, deps.log),
-      timeouts: new CallTimeouts({ server, config, redis, prefix, log: deps.log }),
+      relayProgress: progressRelay(store, deps.log),
+      timeouts: new CallTimeouts({ server, config, store, log: deps.log }),
     });
     // Gated: after a reconnect it takes no call until the concurrency is set again (GlobalConcurrency).
     this.worker = new GatedWorker<unknown, StoredToolCallOutcome>(
       queueName,
       processor,
       {
-        connection: redis,
-        prefix,
+        ...bullmqBinding(store).options,
         name: workerId,
         autorun: false,
         concurrency: config.concurrency,
@@ -122,6 +115,7 @@ export class ServerConsumer {
         ...toolCallJobRetention(deps.retention),
       },
       this.concurrency,
+      bullmqBinding(store).factory as never,
     );
     this.worker.on('completed', (job, outcome) => {
       deps.onOutcome(outcome);
@@ -141,9 +135,9 @@ export class ServerConsumer {
       }
     });
     // A partitioned link hangs the renewal instead of failing it, so 'lockRenewalFailed' would come
-    // only when the link heals: the watchdog tells sooner, from the probes it sends (redis-watchdog.ts).
-    this.watchdog = new RedisWatchdog({
-      probe: () => redis.exists(this.queue.toKey('meta')),
+    // only when the link heals: the watchdog tells sooner, from the probes it sends (lock-watchdog.ts).
+    this.watchdog = new LockWatchdog({
+      probe: lockWatchdogProbe(store, this.queue),
       lockDurationMs: settings.lockDurationMs,
       onLost: (silentMs) => this.onRedisLost(silentMs),
       onRestored: () => this.onRedisRestored(),
@@ -162,11 +156,12 @@ export class ServerConsumer {
    */
   async start(): Promise<void> {
     await this.concurrency.start();
+    this.started = true;
     await this.follow(this.deps.session.state === 'ready');
   }
 
   private async follow(sessionReady: boolean): Promise<void> {
-    const ready = sessionReady && !this.redisLost;
+    const ready = sessionReady && !this.redisLost && !this.clockRefused;
     if (ready && !this.running) {
       this.running = true;
       if (this.worker.isPaused()) await this.worker.resume();
@@ -177,12 +172,15 @@ export class ServerConsumer {
     } else if (!ready && this.running) {
       this.running = false;
       // Don't wait for active calls: they settle on their own (their session just went away).
+      // Pausing also ends BullMQ's stalled-check loop (worker.js: pause() bumps its generation).
       await this.worker.pause(true);
       this.deps.log.info(
         { server: this.deps.server },
-        sessionReady
-          ? 'stopped consuming queue: Redis unreachable'
-          : 'stopped consuming queue: session not ready',
+        !sessionReady
+          ? 'stopped consuming queue: session not ready'
+          : this.redisLost
+            ? 'stopped consuming queue: Redis unreachable'
+            : 'stopped consuming queue: clock too far from the store',
       );
     }
   }
@@ -204,7 +202,7 @@ export class ServerConsumer {
     this.inFlight.abort(id, new CallAbort('lock_lost', 'the job lock was lost'));
   }
 
-  /** Starts watching this queue's Redis connection (redis-watchdog.ts); close() stops it. */
+  /** Starts watching this queue's route to the store (lock-watchdog.ts); close() stops it. */
   watchRedis(): void {
     this.watchdog.start();
   }
@@ -242,6 +240,15 @@ export class ServerConsumer {
     );
   }
 
+  /**
+   * The host's clock went out of (or back within) bounds of the store's (ClockOffsetGate): while out, the
+   * Worker is paused, so it takes no call and runs no stalled check; calls already running finish.
+   */
+  refuseForClock(refusing: boolean): Promise<void> {
+    this.clockRefused = refusing;
+    return this.started ? this.follow(this.deps.session.state === 'ready') : Promise.resolve();
+  }
+
   /** An explicit cancel of a call (from the orchestrator): aborts it if it runs here. */
   cancel(id: string, reason: string): boolean {
     const running = this.inFlight.cancel(id, reason);
@@ -262,16 +269,9 @@ export class ServerConsumer {
     job: Job,
     settled: Pick<OutcomeNotice, 'outcome'> | Pick<OutcomeNotice, 'failedReason'>,
   ): Promise<void> {
-    const { redis, prefix, log, server } = this.deps;
+    const { store, log, server } = this.deps;
     try {
-      await redis.xadd(
-        redisKeys.outcomes(prefix),
-        'MAXLEN',
-        '~',
-        OUTCOME_STREAM_MAXLEN,
-        '*',
-        ...outcomeNoticeFields({ queue: toolQueueName(server), id: String(job.id), ...settled }),
-      );
+      await outcomeNotices(store).announce({ queue: toolQueueName(server), id: String(job.id), ...settled });
     } catch (error) {
       // Waiters reconcile from the job's state, so a lost notification delays, never loses, an outcome.
       log.warn({ server, bull_job_id: job.id, err: error }, 'could not publish outcome notification');

@@ -6,6 +6,7 @@ import {
   type Clock,
   isIdempotent,
   OUTCOME_DETAIL_BYTES,
+  type OutcomeStatus,
   type ServerConfig,
   type StoredToolCallOutcome,
   type ToolCallJob,
@@ -23,7 +24,7 @@ import { type CallFailure, classifyCallError } from './call-errors.ts';
 import { type CallPolicy, resolveCallPolicy } from './call-policy.ts';
 import { CallQuestions } from './call-questions.ts';
 import { AlreadySentError, type AttemptState, sendCall, UnreplicatedMarkerError } from './call-send.ts';
-import { inConsumerSpan } from './call-spans.ts';
+import { type AttemptMcpSpan, inConsumerSpan } from './call-spans.ts';
 import type { CallTimeouts } from './call-timeouts.ts';
 import { CallAbort, type InFlightCalls } from './in-flight-calls.ts';
 import type { JobFence } from './job-fence.ts';
@@ -42,6 +43,13 @@ import { TaskHandleSchema, TaskLostError, TaskTimeoutError } from './task-runner
 /** Thrown to make BullMQ retry an idempotent call with the job's backoff. */
 export class RetryableCallError extends Error {
   override name = 'RetryableCallError';
+  /** What this attempt ended as (`timeout`, `failed`, …): its spans' error.type. */
+  constructor(
+    message: string,
+    readonly status: OutcomeStatus,
+  ) {
+    super(message);
+  }
 }
 
 /**
@@ -74,7 +82,7 @@ export interface ProcessorDeps {
   relayProgress?: ProgressRelay;
   timeouts: CallTimeouts;
   /**
-   * Redis's clock (RedisClock): the orchestrator stamped the call's enqueuedAt and deadline on it, so the
+   * The store's clock (ServerClock): the orchestrator stamped the call's enqueuedAt and deadline on it, so the
    * pick-up time that is compared with them, and every time an outcome records, are read from it too.
    */
   clock: Clock;
@@ -100,8 +108,8 @@ export function createToolCallProcessor(deps: ProcessorDeps) {
     const lockToken = token ?? '';
     const inFlight = deps.inFlight.register(job, lockToken);
     try {
-      return await inConsumerSpan(toolQueueName(server), job.id, call, () =>
-        settle(job, call, pickedUpAt, token, lockToken, inFlight),
+      return await inConsumerSpan(toolQueueName(server), job.id, call, (_span, mcpSpan) =>
+        settle(job, call, pickedUpAt, token, lockToken, inFlight, mcpSpan),
       );
     } finally {
       deps.inFlight.release(job, inFlight);
@@ -115,6 +123,7 @@ export function createToolCallProcessor(deps: ProcessorDeps) {
     token: string | undefined,
     lockToken: string,
     inFlight: { controller: AbortController },
+    mcpSpan: AttemptMcpSpan,
   ): Promise<StoredToolCallOutcome> {
     // trace_id and span_id come from the active span (see runtime/logger.ts).
     const log = deps.log.child({
@@ -197,7 +206,7 @@ export function createToolCallProcessor(deps: ProcessorDeps) {
 
     policy = await resolveCallPolicy(call, job, config, deps.timeouts);
     const lastAttempt = attempts >= policy.maxAttempts;
-    const questions = new CallQuestions(call.answer);
+    const questions = new CallQuestions(call.answer, config.elicitation);
     let result: Awaited<ReturnType<typeof sendCall>>;
     try {
       result = await sendCall({
@@ -215,6 +224,7 @@ export function createToolCallProcessor(deps: ProcessorDeps) {
         policy,
         questions,
         state,
+        mcpSpan,
       });
     } catch (error) {
       return failed(error, policy, lastAttempt);
@@ -390,7 +400,7 @@ export function createToolCallProcessor(deps: ProcessorDeps) {
           if (!(await fence.recordAttempts(job, lockToken, [...earlierAttempts, record]))) {
             leave('lock lost before the retry');
           }
-          throw new RetryableCallError(decision.reason);
+          throw new RetryableCallError(decision.reason, decision.status);
         }
         case 'outcome':
           if (decision.hold) await holdOrLeave();

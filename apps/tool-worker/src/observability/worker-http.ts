@@ -6,11 +6,18 @@ import type { WorkerMetrics } from './worker-metrics.ts';
 
 /**
  * The worker's operator endpoints: /metrics (Prometheus), /health/live (the process answers) and
- * /health/ready (at least one MCP session is ready, so the worker can take calls).
+ * /health/ready (at least one MCP session is ready and the host's clock is within bounds of the store's,
+ * so the worker can take calls).
  */
 export async function startWorkerHttp(
   port: number,
-  deps: { pool: SessionPool; metrics: WorkerMetrics; log: Logger },
+  deps: {
+    pool: SessionPool;
+    metrics: WorkerMetrics;
+    log: Logger;
+    /** Set while the worker refuses calls for its clock (ClockOffsetGate, postgres only): why, and the numbers. */
+    clockRefusal?: () => { status: string; offsetMs: number; limitMs: number } | undefined;
+  },
 ): Promise<Server> {
   const server = createServer((request, response) => {
     const reply = (status: number, body: unknown, type = 'application/json') => {
@@ -30,6 +37,11 @@ export async function startWorkerHttp(
       case '/health/ready': {
         const sessions = deps.pool.statuses();
         const ready = Object.values(sessions).some((session) => session.state === 'ready');
+        const clock = deps.clockRefusal?.();
+        if (clock) {
+          reply(503, { status: clock.status, clock, sessions });
+          return;
+        }
         reply(ready ? 200 : 503, { status: ready ? 'ok' : 'no ready session', sessions });
         return;
       }

@@ -13,7 +13,9 @@ export class WorkerMetrics {
   private readonly timeoutSeconds: Gauge<'server' | 'tool'>;
 
   constructor(pool: SessionPool) {
-    collectDefaultMetrics({ register: this.registry, prefix: 'switchyard_worker_' });
+    // Unprefixed (process_cpu_seconds_total, nodejs_heap_size_used_bytes, …), as stock Node.js
+    // dashboards and alerts expect them; the scrape's job and instance labels say which process it is.
+    collectDefaultMetrics({ register: this.registry });
     this.calls = new Counter({
       name: 'switchyard_worker_tool_calls_total',
       help: 'Tool calls this worker settled, by outcome status',

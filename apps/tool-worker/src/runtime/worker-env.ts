@@ -10,6 +10,8 @@ import {
 
 export interface WorkerEnv {
   redis: RedisTarget;
+  /** The PostgreSQL of the postgres backend (DATABASE_URL); unused on redis. */
+  databaseUrl: string;
   configPath: string;
   prefix: string;
   /** Servers this worker serves; undefined means all configured servers. */
@@ -32,6 +34,7 @@ export function readWorkerEnv(env: NodeJS.ProcessEnv = process.env): WorkerEnv {
     .filter(Boolean);
   return {
     redis: redisTargetFromEnv(env),
+    databaseUrl: env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
     configPath: configPathFromEnv(env),
     prefix,
     servers: list && list.length > 0 ? list : undefined,

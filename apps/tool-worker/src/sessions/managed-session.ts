@@ -404,7 +404,11 @@ export class ManagedSession extends EventEmitter<SessionEvents> {
     const client = this.client;
     // A session busy with a call is not pinged: a ping would be a second request in flight,
     // and the call's own timeout already watches the connection.
-    if (!client || !this.inFlight.tryAcquire()) return;
+    if (!client) return;
+    if (!this.inFlight.tryAcquire()) {
+      this.log.debug({ server: this.server }, 'ping skipped: a request is in flight');
+      return;
+    }
     this.log.debug({ server: this.server }, 'ping sent');
     try {
       await pingServer(client, this.config.health.pingTimeoutMs);

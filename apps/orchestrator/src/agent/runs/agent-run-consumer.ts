@@ -1,10 +1,15 @@
 import { Inject, Injectable, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import {
   AGENT_RUNS_QUEUE,
+  bullmqBinding,
+  ClockOffsetGate,
   type HeldJob,
-  holdJobLock,
-  type RedisConnection,
+  type LockHold,
+  lockHoldFor,
+  ServerClock,
+  type Store,
   type SwitchyardConfig,
+  storeName,
 } from '@switchyard/contracts';
 import { DelayedError, type Job, Worker } from 'bullmq';
 import type { AgentRunData } from '../../jobs/agent-run-queue.ts';
@@ -12,7 +17,7 @@ import { InputStore } from '../../jobs/input-store.ts';
 import { isDependencyOutage } from '../../runtime/dependency-errors.ts';
 import type { Logger } from '../../runtime/logger.ts';
 import type { OrchestratorEnv } from '../../runtime/orchestrator-env.ts';
-import { CONFIG, ENV, LOGGER, REDIS } from '../../runtime/tokens.ts';
+import { CONFIG, ENV, LOGGER, STORE } from '../../runtime/tokens.ts';
 import { JobRunner, type RunExit } from './job-runner.ts';
 import { BullRunLease } from './run-lease.ts';
 
@@ -23,6 +28,9 @@ import { BullRunLease } from './run-lease.ts';
  */
 const OUTAGE_RETRY_MS = 2_000;
 
+/** Until the first clock measurement succeeds (postgres), it is tried again this often; no run is taken. */
+const FIRST_CLOCK_RETRY_MS = 2_000;
+
 /**
  * This replica's consumer of the `agent-runs` queue. Every replica runs one, so runs spread over the
  * replicas, and a run whose replica dies (lock not renewed) is handed to another by BullMQ's stalled
@@ -31,12 +39,23 @@ const OUTAGE_RETRY_MS = 2_000;
 @Injectable()
 export class AgentRunConsumer implements OnApplicationBootstrap, OnModuleDestroy {
   private worker: Worker<AgentRunData> | undefined;
+  /** Takes back a run's lock that merely expired (lock-take-back.ts), on the queue's store. */
+  private lockHold: LockHold | undefined;
   /** The runs this replica is running now, as BullMQ handed them over (for taking back a lock). */
   private readonly held = new Map<string, HeldJob>();
+  /**
+   * Postgres only (undefined on Redis, where a lock is on Redis's clock): BullMQ stamps and judges run
+   * locks with this host's clock, so while it is too far from the database's (ClockOffsetGate) the
+   * Worker is paused: it takes no run and runs no stalled check (docs/postgres-backend.md §4).
+   */
+  private clockGate: ClockOffsetGate | undefined;
+  private clock: ServerClock | undefined;
+  private firstClockRetry: NodeJS.Timeout | undefined;
+  private destroyed = false;
 
   constructor(
     @Inject(JobRunner) private readonly runner: JobRunner,
-    @Inject(REDIS) private readonly redis: RedisConnection,
+    @Inject(STORE) private readonly store: Store,
     @Inject(CONFIG) private readonly config: SwitchyardConfig,
     @Inject(ENV) private readonly env: OrchestratorEnv,
     @Inject(LOGGER) private readonly log: Logger,
@@ -52,15 +71,18 @@ export class AgentRunConsumer implements OnApplicationBootstrap, OnModuleDestroy
       // the lock is lost (below): a hand-over, which the runner must not mistake for a cancel.
       (job, token, signal) => this.process(job, token, signal),
       {
-        connection: this.redis,
-        prefix: this.env.prefix,
+        ...bullmqBinding(this.store).options,
         name: this.env.replicaId,
         concurrency: settings.agentRunConcurrency,
         lockDuration: settings.lockDurationMs,
         stalledInterval: settings.stalledIntervalMs,
         maxStalledCount: 10,
+        // On postgres it runs only once the clock is known to be within bounds (watchClock).
+        autorun: this.store.kind === 'redis',
       },
+      bullmqBinding(this.store).factory as never,
     );
+    this.lockHold = lockHoldFor(this.store, this.worker);
     // finishedOn is set only when BullMQ failed the run for good: out of attempts, or unrecoverable
     // (stalled more than maxStalledCount times), which happens with attempts left.
     this.worker.on('failed', (job, error) => {
@@ -74,14 +96,65 @@ export class AgentRunConsumer implements OnApplicationBootstrap, OnModuleDestroy
         );
     });
     this.worker.on('error', (error) => this.log.error({ err: error }, 'agent-runs worker error'));
-    // A lock that could not be renewed (e.g. Redis was down past lockDurationMs) may already belong to
+    // A lock that could not be renewed (e.g. the queue store was down past lockDurationMs) may already belong to
     // another replica: stop the run here rather than run it twice at once — unless it merely expired
-    // and nobody took the run meanwhile, which is taken back (a Redis pause is not a hand-over).
+    // and nobody took the run meanwhile, which is taken back (a store pause is not a hand-over).
     this.worker.on('lockRenewalFailed', (jobIds) => {
       for (const jobId of jobIds) {
         void this.takeBackOrStop(jobId);
       }
     });
+    this.clockGate = ClockOffsetGate.for(this.store, settings.lockDurationMs);
+    if (this.clockGate) this.watchClock(this.clockGate);
+  }
+
+  /** Measures the database's clock at once and every 30 s; each verdict pauses or runs the Worker. */
+  private watchClock(gate: ClockOffsetGate): void {
+    const name = storeName(this.store);
+    let decided = false;
+    this.clock = ServerClock.of(this.store, {
+      onError: (error) => this.log.warn({ err: error }, `could not read the ${name} clock`),
+      onSample: (sample) => {
+        const flipped = gate.observe(sample);
+        const fields = { offsetMs: sample.offsetMs, rttMs: sample.rttMs, limitMs: gate.limitMs };
+        if (!decided) this.log.info(fields, `clock synced to ${name}`);
+        if (flipped?.refusing) {
+          this.log.error(fields, `clock too far from ${name}: taking no runs, running no stalled checks`);
+        } else if (flipped) {
+          this.log.info(fields, `clock back within bounds of ${name}: taking runs again`);
+        }
+        if (flipped || !decided) this.followClock(gate.current.refusing);
+        decided = true;
+      },
+    });
+    const first = (): void => {
+      this.clock?.sync().then(
+        () => this.clock?.start(),
+        (error: unknown) => {
+          this.log.warn(
+            { err: error, retry_in_ms: FIRST_CLOCK_RETRY_MS },
+            `could not read the ${name} clock`,
+          );
+          if (!this.destroyed) this.firstClockRetry = setTimeout(first, FIRST_CLOCK_RETRY_MS);
+        },
+      );
+    };
+    first();
+  }
+
+  /** Pausing also ends BullMQ's stalled-check loop (worker.js: pause() bumps its generation). */
+  private followClock(refusing: boolean): void {
+    const worker = this.worker;
+    if (!worker || this.destroyed) return;
+    if (refusing) {
+      if (worker.isRunning() && !worker.isPaused()) {
+        worker.pause(true).catch((error: unknown) => this.log.error({ err: error }, 'could not pause'));
+      }
+    } else if (!worker.isRunning()) {
+      worker.run().catch((error: unknown) => this.log.error({ err: error }, 'agent-runs worker loop ended'));
+    } else if (worker.isPaused()) {
+      void worker.resume();
+    }
   }
 
   /** Takes an expired lock of a run back if nobody took the run since; otherwise stops the run here. */
@@ -96,14 +169,8 @@ export class AgentRunConsumer implements OnApplicationBootstrap, OnModuleDestroy
 
   /** True when the run's lock is this replica's again (kept, or re-taken after it merely expired). */
   private async takeBack(job: HeldJob | undefined): Promise<boolean> {
-    const worker = this.worker;
-    if (!job || !worker) return false;
-    const keys = {
-      jobKey: (id: string) => worker.toKey(id),
-      active: worker.toKey('active'),
-      stalled: worker.toKey('stalled'),
-    };
-    return holdJobLock(this.redis, keys, job, this.config.orchestrator.lockDurationMs).catch(() => false);
+    if (!job || !this.lockHold) return false;
+    return this.lockHold.hold(job, this.config.orchestrator.lockDurationMs).catch(() => false);
   }
 
   private async process(job: Job<AgentRunData>, token: string | undefined, signal?: AbortSignal) {
@@ -166,6 +233,9 @@ export class AgentRunConsumer implements OnApplicationBootstrap, OnModuleDestroy
   }
 
   async onModuleDestroy(): Promise<void> {
+    this.destroyed = true;
+    clearTimeout(this.firstClockRetry);
+    this.clock?.stop();
     await this.worker?.close();
   }
 }

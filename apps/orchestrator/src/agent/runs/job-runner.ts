@@ -1,6 +1,7 @@
 import type { AIMessage } from '@langchain/core/messages';
 import { type BaseCheckpointSaver, Command } from '@langchain/langgraph';
 import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
+import { trace } from '@opentelemetry/api';
 import { contextFrom, type SwitchyardConfig, type ToolCallOutcome } from '@switchyard/contracts';
 import { ATTR } from '@switchyard/telemetry';
 import pLimit from 'p-limit';
@@ -14,7 +15,6 @@ import { JobEndings } from '../../jobs/job-endings.ts';
 import { JobEvents } from '../../jobs/job-events.ts';
 import type { AgentJobRequest, BatchJobRequest, EndStatus } from '../../jobs/job-request.ts';
 import { type JobRecord, JobStore } from '../../jobs/job-store.ts';
-import { OrchestratorMetrics } from '../../metrics/orchestrator-metrics.ts';
 import { createChatModel } from '../../models/index.ts';
 import { messageText } from '../../models/message-text.ts';
 import type { Logger } from '../../runtime/logger.ts';
@@ -72,7 +72,6 @@ export class JobRunner implements OnModuleInit {
     @Inject(ToolCallDispatcher) private readonly dispatcher: ToolCallDispatcher,
     @Inject(CHECKPOINTER) private readonly checkpointer: BaseCheckpointSaver,
     @Inject(CONFIG) private readonly config: SwitchyardConfig,
-    @Inject(OrchestratorMetrics) private readonly metrics: OrchestratorMetrics,
     @Inject(InputStore) private readonly inputs: InputStore,
     @Inject(LOGGER) private readonly log: Logger,
   ) {}
@@ -172,6 +171,8 @@ export class JobRunner implements OnModuleInit {
       log,
       deadlineAt: startedAt + deadlineMs,
       waits: { approval: job.kind === 'agent', question: job.kind === 'agent' },
+      // run() made the run span the active one.
+      span: trace.getActiveSpan(),
     };
     try {
       const result =
@@ -188,6 +189,7 @@ export class JobRunner implements OnModuleInit {
           ? 'succeeded'
           : 'completed_with_errors';
       await this.end(job, status, result);
+      lease.ended();
       log.info({ status }, 'run ended');
       return { parked: false };
     } catch (error) {
@@ -203,7 +205,6 @@ export class JobRunner implements OnModuleInit {
       }
       if (controller.signal.aborted) {
         await this.dispatcher.cancel(job.id);
-        this.metrics.runEnded(job.kind, 'cancelled', job.team);
         log.info('run stopped: job cancelled');
       } else if (deadline.aborted) {
         await this.dispatcher.cancel(job.id, deadlineReason);
@@ -217,6 +218,7 @@ export class JobRunner implements OnModuleInit {
         log.error({ err: error }, 'run interrupted; BullMQ will retry it');
         throw error;
       }
+      lease.ended();
       return { parked: false };
     } finally {
       controllers.delete(controller);
@@ -292,7 +294,7 @@ export class JobRunner implements OnModuleInit {
   private async runAgent(context: CallContext, request: AgentJobRequest): Promise<string> {
     const spec = request.model;
     if (!spec) throw new ModelCallError('the job has no model');
-    const model = createChatModel(spec);
+    const model = await createChatModel(spec);
     const defaults = this.config.orchestrator.defaultLimits;
     const limits = {
       maxSteps: request.limits?.maxSteps ?? defaults.maxSteps,

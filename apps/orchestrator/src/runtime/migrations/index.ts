@@ -4,6 +4,7 @@ import * as peopleInTheLoop from './0002-people-in-the-loop.ts';
 import * as mcpJobKind from './0003-mcp-job-kind.ts';
 import * as jobApi from './0004-job-api.ts';
 import * as redisEpoch from './0005-redis-epoch.ts';
+import * as jobsCreated from './0006-jobs-created.ts';
 
 /**
  * Every migration, by version name, imported rather than found by scanning a folder so that the
@@ -15,4 +16,5 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0003_mcp_job_kind': mcpJobKind,
   '0004_job_api': jobApi,
   '0005_redis_epoch': redisEpoch,
+  '0006_jobs_created': jobsCreated,
 };

@@ -1,20 +1,24 @@
 /**
- * Notices that this worker has lost contact with Redis, and that it may therefore have lost its job locks,
- * while it cannot ask Redis. Commands on a partitioned connection hang (there is no command timeout:
- * BullMQ's moveToCompleted must wait for Redis to hold a finished result, docs/semantics.md §4), so a
- * lock renewal never returns, BullMQ never reports 'lockRenewalFailed', and the worker would learn of a
- * lost lock only when the link heals. Meanwhile the job went to another worker once the lock expired:
+ * Notices that this worker has lost contact with the store its job locks live in (Redis or PostgreSQL),
+ * and that it may therefore have lost them, while it cannot ask the store. Commands on a partitioned
+ * connection hang (there is no command timeout: BullMQ's moveToCompleted must wait for the store to hold
+ * a finished result, docs/semantics.md §4; node-postgres has no statement timeout either), so a lock
+ * renewal never returns, BullMQ never reports 'lockRenewalFailed', and the worker would learn of a lost
+ * lock only when the link heals. Meanwhile the job went to another worker once the lock expired:
  * on a `concurrency: 1` server the two calls overlap for as long as the partition lasts.
  *
- * So every `lockDurationMs / 6` the watchdog sends a cheap probe on the same connection that renews
- * the locks (one at a time: on a dark link they would only pile up), and remembers when the last
- * answered probe was *sent*: Redis was reachable at or after that moment. When `lockDurationMs` has
- * passed since then, no renewal can have reached Redis in a lock's lifetime, so the locks must be taken
+ * So every `lockDurationMs / 6` the watchdog sends a cheap probe on the same route that renews the locks
+ * (lock-watchdog-probe.ts; one at a time: on a dark link they would only pile up), and remembers when the
+ * last answered probe was *sent*: the store was reachable at or after that moment. When `lockDurationMs` has
+ * passed since then, no renewal can have reached the store in a lock's lifetime, so the locks must be taken
  * as lost (`onLost`); the first probe answered after that ends it (`onRestored`). Durations are on the
  * monotonic clock: a wall-clock step must not look like a partition.
  */
-export interface RedisWatchdogOptions {
-  /** A keyed read in the watched queue's slot (on a Cluster it must reach the node holding the locks). */
+export interface LockWatchdogOptions {
+  /**
+   * Resolves when the store answered (lock-watchdog-probe.ts); a rejection is no answer, except a Redis
+   * error reply. On a Cluster it must reach the node holding the locks.
+   */
   probe: () => Promise<unknown>;
   lockDurationMs: number;
   onLost: (silentMs: number) => void;
@@ -30,7 +34,7 @@ export function contactVerdict(lastContactAt: number, now: number, lockDurationM
 
 /**
  * A tick this much later than planned means this process did not run (SIGSTOP, VM pause, starved CPU):
- * the silence was its own, not Redis's; the count restarts and a fresh probe decides. A frozen worker's
+ * the silence was its own, not the store's; the count restarts and a fresh probe decides. A frozen worker's
  * lock is handled where it wakes (the lock renewal's answer, and the hold before an outcome).
  */
 const LATE_TICK_FACTOR = 3;
@@ -38,7 +42,7 @@ const LATE_TICK_FACTOR = 3;
 /** A probe unanswered this many lock durations is forgotten, so a new one may go out (a lost reply). */
 const FORGOTTEN_PROBE_LOCKS = 2;
 
-export class RedisWatchdog {
+export class LockWatchdog {
   private readonly monotonic: () => number;
   private readonly everyMs: number;
   private lastContactAt = 0;
@@ -47,7 +51,7 @@ export class RedisWatchdog {
   private lost = false;
   private timer: NodeJS.Timeout | undefined;
 
-  constructor(private readonly options: RedisWatchdogOptions) {
+  constructor(private readonly options: LockWatchdogOptions) {
     this.monotonic = options.monotonic ?? (() => performance.now());
     this.everyMs = Math.max(50, Math.floor(options.lockDurationMs / 6));
   }
@@ -88,8 +92,8 @@ export class RedisWatchdog {
     this.inFlight = sentAt;
     this.options.probe().then(
       () => this.answered(sentAt),
-      // An error reply is an answer too (Redis is there); a connection error is not, but then ioredis
-      // reconnects and the next probe tells.
+      // An error reply is an answer too (the store is there); a connection error is not, but then the
+      // client reconnects and the next probe tells.
       (error: unknown) => (isReply(error) ? this.answered(sentAt) : this.forget(sentAt)),
     );
   }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { contactVerdict, RedisWatchdog } from '../src/execution/redis-watchdog.ts';
+import { contactVerdict, LockWatchdog } from '../src/execution/lock-watchdog.ts';
 
 const LOCK_MS = 3_000;
 const EVERY_MS = LOCK_MS / 6;
@@ -9,7 +9,7 @@ function rig() {
   let now = 0;
   const probes: Array<{ sentAt: number; answer: () => void; fail: (error: Error) => void }> = [];
   const events: Array<{ event: 'lost' | 'restored'; at: number; silentMs: number }> = [];
-  const watchdog = new RedisWatchdog({
+  const watchdog = new LockWatchdog({
     lockDurationMs: LOCK_MS,
     monotonic: () => now,
     probe: () =>
@@ -48,7 +48,7 @@ describe('contactVerdict', () => {
   });
 });
 
-describe('RedisWatchdog', () => {
+describe('LockWatchdog', () => {
   it('stays quiet while Redis answers', async () => {
     const test = rig();
     test.watchdog.start();

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { RedisClock, type RedisTimeReply } from '../src/index.ts';
+import { ServerClock, type ServerTimeReply } from '../src/index.ts';
 
 /**
  * A fake world: a monotonic clock the test moves, a wall clock `skewMs` ahead of "true" time, and a
@@ -10,7 +10,7 @@ function world(options: { skewMs: number; trips: Array<{ upMs: number; downMs: n
   const trueEpochAtMono0 = 1_700_000_000_000;
   const trips = [...options.trips];
   let asked = 0;
-  const time = async (): Promise<RedisTimeReply> => {
+  const time = async (): Promise<ServerTimeReply> => {
     asked += 1;
     const trip = trips.shift() ?? { upMs: 1, downMs: 1 };
     mono += trip.upMs;
@@ -30,10 +30,10 @@ function world(options: { skewMs: number; trips: Array<{ upMs: number; downMs: n
   };
 }
 
-describe('RedisClock', () => {
+describe('ServerClock', () => {
   it("maps a skewed host onto Redis's clock: now() is true time, offsetMs the host's skew", async () => {
     const fake = world({ skewMs: 400_000, trips: [{ upMs: 2, downMs: 2 }] });
-    const clock = new RedisClock(fake.time, { samples: 1, monotonic: fake.monotonic, wall: fake.wall });
+    const clock = new ServerClock(fake.time, { samples: 1, monotonic: fake.monotonic, wall: fake.wall });
     expect(clock.now()).toBe(fake.wall()); // before the first measurement: the local clock
     const sample = await clock.sync();
     expect(sample).toEqual({ offsetMs: -400_000, rttMs: 4 });
@@ -55,7 +55,7 @@ describe('RedisClock', () => {
         { upMs: 0, downMs: 150 },
       ],
     });
-    const clock = new RedisClock(fake.time, { samples: 3, monotonic: fake.monotonic, wall: fake.wall });
+    const clock = new ServerClock(fake.time, { samples: 3, monotonic: fake.monotonic, wall: fake.wall });
     const sample = await clock.sync();
     expect(sample.rttMs).toBe(2);
     expect(sample.offsetMs).toBe(30_000);
@@ -65,7 +65,7 @@ describe('RedisClock', () => {
   it('ignores local wall-clock steps between measurements', async () => {
     let step = 0;
     const fake = world({ skewMs: 0, trips: [] });
-    const clock = new RedisClock(fake.time, {
+    const clock = new ServerClock(fake.time, {
       samples: 1,
       monotonic: fake.monotonic,
       wall: () => fake.wall() + step,
@@ -79,7 +79,7 @@ describe('RedisClock', () => {
   it('keeps the last offset when a measurement fails, and shares a measurement under way', async () => {
     const fake = world({ skewMs: 5_000, trips: [] });
     let fail = false;
-    const clock = new RedisClock(
+    const clock = new ServerClock(
       async () => {
         if (fail) throw new Error('Redis unreachable');
         return fake.time();

@@ -1,10 +1,8 @@
 import type { RedisConnection } from '@switchyard/contracts';
+import { type CallQuota, QUOTA_WINDOW_MS } from './call-quota.ts';
 
 /**
- * GCRA (the generic cell rate algorithm, a token bucket kept as one timestamp) as one Lua script, so
- * every replica draws on the same budget atomically. It never refuses: each call reserves the next free
- * slot and is told how long to wait for it. `limit` calls pass at once, then one every minute / limit.
- * Redis's clock is the only clock, so replicas with skewed clocks agree.
+ * The reservation as one Lua script on Redis's clock (TIME).
  *
  * KEYS[1] the team's theoretical arrival time (ms); ARGV[1] interval between calls (ms); ARGV[2] burst.
  */
@@ -21,14 +19,11 @@ redis.call('SET', KEYS[1], string.format('%.3f', reserved), 'PX', math.ceil(rese
 return math.ceil(delay)
 `;
 
-const WINDOW_MS = 60_000;
-
 type WithReserve = RedisConnection & {
   switchyardReserveCall(key: string, intervalMs: number, burst: number): Promise<number>;
 };
 
-/** A team's tool calls per minute across the fleet (teams.<t>.callsPerMinute). */
-export class CallRateLimiter {
+export class RedisCallQuota implements CallQuota {
   private readonly redis: WithReserve;
 
   constructor(
@@ -39,9 +34,8 @@ export class CallRateLimiter {
     this.redis = redis as WithReserve;
   }
 
-  /** Reserves a slot for one call of `team`; resolves with how many ms the call must wait for it. */
   async reserve(team: string, perMinute: number): Promise<number> {
     const key = `${this.prefix}:quota:calls:${team}`;
-    return Number(await this.redis.switchyardReserveCall(key, WINDOW_MS / perMinute, perMinute));
+    return Number(await this.redis.switchyardReserveCall(key, QUOTA_WINDOW_MS / perMinute, perMinute));
   }
 }
