@@ -171,20 +171,32 @@ describe('metrics behind the dashboard and the alerts', () => {
         server: 'notes',
       });
     expect(await age()).toBe(0);
-    // notes runs one call at a time (concurrency 1): the second waits behind the first's delay.
+    // notes runs one call at a time (concurrency 1), so one of the two waits behind the other's delay.
+    // Both are slow: a batch's calls are added at once and either may be taken first.
     const job = await api.submit({
       kind: 'batch',
       calls: [
         { tool: 'notes__add_note', arguments: { text: 'first', delayMs: 4_000 } },
-        { tool: 'notes__add_note', arguments: { text: 'second' } },
+        { tool: 'notes__add_note', arguments: { text: 'second', delayMs: 4_000 } },
       ],
     });
-    // Both calls are on the queue once the second is dispatched: from then on it waits behind the first.
-    await api.events(
-      job.body.id,
-      (event) => event.event === 'tool_call.dispatched' && event.data.id === 'call-2',
-    );
-    await expect.poll(age, { timeout: 10_000, interval: 100 }).toBeGreaterThan(0.5);
+    expect(job.status).toBe(201);
+    const seen: Array<number | undefined> = [];
+    const reading = async () => {
+      const value = await age();
+      seen.push(value);
+      return value;
+    };
+    await expect
+      .poll(reading, { timeout: 15_000, interval: 100 })
+      .toBeGreaterThan(0.5)
+      .catch(async (error: Error) => {
+        const view = await api.job(job.body.id);
+        throw new Error(
+          `the gauge never passed 0.5 s while a call waited (read ${seen.length} times, highest ${Math.max(...seen.map((value) => value ?? -1))}); the job then: ${JSON.stringify(view)}`,
+          { cause: error },
+        );
+      });
     await api.finished(job.body.id);
     expect(await age()).toBe(0);
   });

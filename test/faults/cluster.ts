@@ -88,7 +88,15 @@ export class FaultCluster {
         ...(redis ? { redisUrl: redis.url } : {}),
         databaseUrl: postgres.url,
         teams: { alpha: { apiKeys: [TEAM_KEY], maxConcurrentJobs: 500 } },
-        orchestrator: { agentRunConcurrency: 100 },
+        // On postgres, run locks of 5 s rather than the harness's 2 s. A replacement that takes over
+        // ~40 runs at once on two contended cores lags its event loop past a 2 s lock: each renewal comes
+        // late, its own stalled check hands the runs back, and they reach maxStalledCount (seed
+        // 4073823818 failed 4–6 runs that way). Redis's claims and renewals cost the process far less CPU
+        // and keep 2 s. That lag is a limit of the postgres backend, written up in docs/postgres-backend.md.
+        orchestrator: {
+          agentRunConcurrency: 100,
+          ...(redis ? {} : { lockDurationMs: 5_000, stalledIntervalMs: 2_500 }),
+        },
         worker: WORKER_SETTINGS,
       },
     );
