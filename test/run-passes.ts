@@ -13,10 +13,13 @@
  * Arguments go to every pass's vitest (e.g. a file filter); SWITCHYARD_TEST_PASSES=postgres,… picks passes.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
+import { passFailures } from './support/pass-failures.ts';
 import { redisService } from './support/services.ts';
 import { type SuiteDatabase, suiteDatabase } from './support/suite-database.ts';
 
@@ -52,8 +55,10 @@ function chosenPasses(): Pass[] {
 
 let running: { child: ChildProcess; exited: Promise<number> } | undefined;
 
-function runPass(pass: Pass, args: string[]): Promise<number> {
-  const child = spawn(process.execPath, [vitest, 'run', '--config', pass.config, ...args], {
+function runPass(pass: Pass, args: string[], reportFile: string): Promise<number> {
+  // The default reporter as before, plus a JSON report for the failure lines printed at the end.
+  const reporters = ['--reporter=default', '--reporter=json', `--outputFile.json=${reportFile}`];
+  const child = spawn(process.execPath, [vitest, 'run', '--config', pass.config, ...reporters, ...args], {
     cwd: here,
     stdio: 'inherit',
     env: { ...process.env, SWITCHYARD_TEST_BACKEND: pass.backend },
@@ -90,6 +95,7 @@ async function main(): Promise<number> {
   }
   if (passes.length === 0) return 0;
 
+  const reports = await mkdtemp(join(tmpdir(), 'switchyard-test-reports-'));
   let database: SuiteDatabase | undefined;
   const stopDatabase = async () => {
     const stopping = database;
@@ -114,20 +120,27 @@ async function main(): Promise<number> {
       process.env.DATABASE_URL = database.url;
     }
     const results: string[] = [];
+    const failures: string[] = [];
     let status = 0;
     for (const pass of passes) {
       say(`the ${pass.name} pass (${pass.config})`);
       const started = Date.now();
-      const code = await runPass(pass, args);
+      const reportFile = join(reports, `${pass.name}.json`);
+      const code = await runPass(pass, args, reportFile);
       results.push(
         `${pass.name} ${code === 0 ? 'passed' : `failed (exit ${code})`} in ${minutes(Date.now() - started)}`,
       );
-      if (code !== 0 && status === 0) status = code;
+      if (code !== 0) {
+        for (const line of await passFailures(reportFile, here)) failures.push(`  ${pass.name}: ${line}`);
+        if (status === 0) status = code;
+      }
     }
+    if (failures.length > 0) say(`what failed:\n${failures.join('\n')}`);
     say(results.join(', '));
     return status;
   } finally {
     await stopDatabase();
+    await rm(reports, { recursive: true, force: true });
   }
 }
 
