@@ -2,7 +2,7 @@
  * The Helm chart (deploy/helm/switchyard) and the value sets its tests render it with
  * (deploy/test/helm-values/*.yaml, layered over the chart's values.yaml).
  */
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { helm } from './helm.ts';
 import { DEPLOY_DIR, parseDocuments } from './kustomize.ts';
 import type { BuildOptions } from './manifests.ts';
@@ -18,7 +18,7 @@ const APP_SECRETS = ['switchyard-secrets', 'switchyard-model-keys', 'switchyard-
 
 export interface ValueSet {
   name: string;
-  /** Files under deploy/test/helm-values, in order. */
+  /** Files under deploy/test/helm-values (or absolute paths), in order. */
   files: string[];
   options: BuildOptions;
 }
@@ -58,7 +58,8 @@ export function valueSet(name: string): ValueSet {
 }
 
 const valueArgs = (files: string[], extra: string[]) => [
-  ...files.flatMap((file) => ['--values', join(VALUES_DIR, file)]),
+  // Relative to deploy/test/helm-values; an absolute path is taken as it is.
+  ...files.flatMap((file) => ['--values', resolve(VALUES_DIR, file)]),
   ...extra,
 ];
 
