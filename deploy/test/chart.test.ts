@@ -7,6 +7,7 @@
 import { lstatSync, readFileSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import type { IScaledObject } from '@kubernetes-models/keda/keda.sh/v1alpha1/ScaledObject';
+import type { IJob } from 'kubernetes-models/batch/v1/Job';
 import type { IIngress } from 'kubernetes-models/networking.k8s.io/v1/Ingress';
 import type { INetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1/NetworkPolicy';
 import type { IConfigMap } from 'kubernetes-models/v1/ConfigMap';
@@ -126,7 +127,7 @@ describe('chart value sets turn on what they name', () => {
     expect([...kinds(b)]).toContain('ServiceAccount');
   });
 
-  it('postgres: no Redis anywhere, postgresql triggers per queue as the read-only role its Job creates', async () => {
+  it('postgres: no Redis anywhere, postgresql triggers as the read-only role its Job creates, the Job’s NetworkPolicy', async () => {
     const set = valueSet('postgres');
     const b = await build(set);
     expect(checkKedaRole(b, context(b, set), set.options)).toEqual([]);
@@ -137,6 +138,17 @@ describe('chart value sets turn on what they name', () => {
         appContainer(app)?.env?.map((e) => e.name),
         app.metadata?.name,
       ).toContain('DATABASE_URL');
+    const job = only<IJob>(b, 'Job', 'switchyard-keda-role');
+    const policy = only<INetworkPolicy>(b, 'NetworkPolicy', 'switchyard-keda-role');
+    expect(policy.spec?.podSelector.matchLabels).toEqual({
+      'app.kubernetes.io/name': 'switchyard',
+      'app.kubernetes.io/component': 'keda-role',
+    });
+    expect(job.spec?.template.metadata?.labels).toMatchObject(policy.spec?.podSelector.matchLabels ?? {});
+    const ports = (policy.spec?.egress ?? []).flatMap((rule) =>
+      rule.ports?.map((p) => `${p.port}/${p.protocol}`),
+    );
+    expect(ports).toEqual(expect.arrayContaining(['53/UDP', '5432/TCP']));
     // The queries themselves are compared with the postgres-only overlay's (chart-agreement.test.ts).
     const types = b.objects
       .filter((o): o is KubeObject & IScaledObject => o.kind === 'ScaledObject')
