@@ -24,6 +24,7 @@ import {
   toolchainKeptByOmitDev,
   workspaceDirs,
 } from './support/docker.ts';
+import { checkIngresses, checkNetworkPolicies, checkServiceAccounts } from './support/exposure.ts';
 import { DEPLOY_DIR, type Kustomization, kustomizations, REPO_ROOT, render } from './support/kustomize.ts';
 import {
   appContainer,
@@ -41,6 +42,7 @@ import {
   checkSelfContained,
   checkWorkers,
   checkWorkloads,
+  containerScripts,
   parseWithPlaceholders,
   workers,
 } from './support/manifests.ts';
@@ -149,6 +151,15 @@ describe.each(KUSTOMIZATIONS)('k8s/$name', (kustomization) => {
     expect(checkAppSecurity(current())).toEqual([]);
   });
 
+  it('runs each component as its own ServiceAccount without an API token', () => {
+    expect(checkServiceAccounts(current())).toEqual([]);
+  });
+
+  it('NetworkPolicies (if any) open only the HTTP ports and let the apps reach DNS and their stores; Ingresses route to the orchestrator', () => {
+    expect(checkNetworkPolicies(current(), options)).toEqual([]);
+    expect(checkIngresses(current())).toEqual([]);
+  });
+
   it('orchestrator: >= 2 replicas, probes, scrape annotations, topology spread, Service, CPU HPA, PDB', () => {
     expect(checkOrchestrator(current(), options)).toEqual([]);
   });
@@ -165,18 +176,10 @@ describe.each(KUSTOMIZATIONS)('k8s/$name', (kustomization) => {
 
   it('runs only scripts the tool-worker image contains (stdio servers, sidecars)', () => {
     const b = current();
-    const scripts = stdioScripts(mustContext(b).config, `${b.name} switchyard.yaml`);
-    for (const worker of workers(b)) {
-      for (const container of [
-        ...(worker.spec?.template.spec?.initContainers ?? []),
-        ...(worker.spec?.template.spec?.containers ?? []),
-      ]) {
-        for (const arg of [...(container.command ?? []), ...(container.args ?? [])]) {
-          if (/\.m?[jt]s$/.test(arg))
-            scripts.push({ path: arg, where: `${worker.metadata?.name}/${container.name}` });
-        }
-      }
-    }
+    const scripts = [
+      ...stdioScripts(mustContext(b).config, `${b.name} switchyard.yaml`),
+      ...containerScripts(b),
+    ];
     expect(checkScriptsInImage(toolWorkerDockerfile(), REPO_ROOT, scripts)).toEqual([]);
   });
 
@@ -220,6 +223,17 @@ describe.each(KUSTOMIZATIONS)('k8s/$name', (kustomization) => {
   if (kustomization.name === 'production') {
     it('pins registry images, renders no Secret and runs more orchestrators than the base', () => {
       expect(checkProduction(current(), baseBuild())).toEqual([]);
+    });
+
+    it('has an Ingress and a NetworkPolicy for each app (components ingress and network-policy)', () => {
+      const kinds = current().objects.map((o) => `${o.kind} ${o.metadata.name}`);
+      expect(kinds).toEqual(
+        expect.arrayContaining([
+          'Ingress switchyard',
+          'NetworkPolicy orchestrator',
+          'NetworkPolicy tool-worker',
+        ]),
+      );
     });
   }
 });

@@ -35,6 +35,11 @@ export interface Build {
 export interface BuildOptions {
   /** Secrets the workloads use that this build deliberately does not render (created out of band). */
   externalSecrets: readonly string[];
+  /**
+   * How the worker groups are scaled: `keda` (a ScaledObject each, the kustomize tree) or `fixed` (the
+   * chart with autoscaling off: no ScaledObject, a replica count of at least 1). Default `keda`.
+   */
+  workerScaling?: 'keda' | 'fixed';
 }
 
 export const COMPONENT = 'app.kubernetes.io/component';
@@ -293,6 +298,17 @@ export function parseWithPlaceholders(text: string): SwitchyardConfig {
   return parseConfig(raw, env);
 }
 
+/** The script paths (.js/.ts arguments) the worker pods' containers and sidecars run. */
+export function containerScripts(build: Build): { path: string; where: string }[] {
+  return workers(build).flatMap((worker) =>
+    allContainers(worker).flatMap((container) =>
+      [...(container.command ?? []), ...(container.args ?? [])]
+        .filter((arg) => /\.m?[jt]s$/.test(arg))
+        .map((path) => ({ path, where: `${nameOf(worker)}/${container.name}` })),
+    ),
+  );
+}
+
 export interface AppContext {
   config: SwitchyardConfig;
   prefix: string;
@@ -454,6 +470,9 @@ export function checkReferences(build: Build, options: BuildOptions): string[] {
   }
   for (const workload of [...deployments(build), ...statefulSets(build), ...jobs(build)]) {
     const where = `${workload.kind} ${nameOf(workload)}`;
+    const account = podSpec(workload)?.serviceAccountName;
+    if (account && !has('ServiceAccount', account))
+      problems.push(`${where}: ServiceAccount ${account} is not in the build`);
     for (const volume of podSpec(workload)?.volumes ?? []) {
       if (volume.configMap && !has('ConfigMap', volume.configMap.name ?? '') && !volume.configMap.optional) {
         problems.push(
@@ -800,6 +819,12 @@ export function checkWorkers(build: Build, context: AppContext, options: BuildOp
         s.spec.scaleTargetRef.name === nameOf(deployment) &&
         (s.spec.scaleTargetRef.kind ?? 'Deployment') === 'Deployment',
     );
+    if (options.workerScaling === 'fixed') {
+      if (scaled.length > 0)
+        problems.push(`${where}: fixed replicas expected, but a ScaledObject targets it`);
+      if ((deployment.spec?.replicas ?? 1) < 1) problems.push(`${where}: replicas below 1`);
+      continue;
+    }
     if (scaled.length !== 1) {
       problems.push(`${where}: expected one ScaledObject targeting it, found ${scaled.length}`);
       continue;
@@ -1295,7 +1320,7 @@ export function checkPostgresOnly(build: Build, context: AppContext, options: Bu
 }
 
 /** The Job that creates KEDA's role agrees with the triggers and their TriggerAuthentication. */
-function checkKedaRole(build: Build, context: AppContext, options: BuildOptions): string[] {
+export function checkKedaRole(build: Build, context: AppContext, options: BuildOptions): string[] {
   const triggers = scaledObjects(build).flatMap((s) =>
     s.spec.triggers.filter((t) => t.type === 'postgresql'),
   );
