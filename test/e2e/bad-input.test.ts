@@ -3,13 +3,10 @@ import { OUTCOME_STATUSES } from '@switchyard/contracts';
 import { readLedger } from '@switchyard/example-mcp-servers/ledger';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { ApiClient, ApiResponse, Json } from '../support/api-client.ts';
-import { postgresBackendEnv, TEST_BACKEND } from '../support/backend.ts';
-import { DATABASE_URL, Deployment, type Orchestrator, TEAM_KEYS } from '../support/deployment.ts';
+import { Deployment, type Orchestrator, TEAM_KEYS } from '../support/deployment.ts';
 import { exampleServer } from '../support/fleet.ts';
-import { ORCHESTRATOR_MAIN, tsxArgs } from '../support/paths.ts';
 import { isAlive, type TestProcess } from '../support/processes.ts';
 import { readyReport } from '../support/readiness.ts';
-import { redisEnv } from '../support/redis.ts';
 
 const FINAL_JOB = new Set(['succeeded', 'completed_with_errors', 'failed', 'cancelled']);
 const OUTCOMES = new Set<string>(OUTCOME_STATUSES);
@@ -590,17 +587,7 @@ describe('bad input at every boundary', () => {
       expect(process.env[UNSET_VARIABLE]).toBeUndefined();
       const path = deployment.path(`bad-${what.replaceAll(/\W+/g, '-')}.yaml`);
       writeFileSync(path, yaml);
-      const proc = deployment.group.start(`orchestrator with ${what}`, tsxArgs(ORCHESTRATOR_MAIN), {
-        ...(TEST_BACKEND === 'postgres'
-          ? postgresBackendEnv(deployment.databaseUrl)
-          : redisEnv(deployment.redisUrl)),
-        DATABASE_URL,
-        DATABASE_SCHEMA: deployment.schema,
-        SWITCHYARD_CONFIG: path,
-        SWITCHYARD_PREFIX: deployment.prefix,
-        PORT: '0',
-        HOST: '127.0.0.1',
-      });
+      const proc = deployment.startOrchestratorOn(path, `orchestrator with ${what}`);
       const code = await Promise.race([
         proc.exited,
         new Promise<string>((resolve) => setTimeout(() => resolve('still running'), 45_000).unref()),

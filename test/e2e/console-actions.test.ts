@@ -8,8 +8,8 @@ import { exampleServer } from '../support/fleet.ts';
 /**
  * What people do from the web console besides watching (issue 23): find a job by id or metadata, see
  * how long jobs took, cancel, delete and retry a job, submit one from the team's tools (a form per
- * call from the tool's input schema, or raw JSON, with the API's reason for a refusal), and read each
- * call's attempts and the approval audit trail on the job page, in real Chromium.
+ * call from the tool's input schema, an agent job from its form, or raw JSON, with the API's reason for
+ * a refusal), and read each call's attempts and the approval audit trail on the job page, in real Chromium.
  */
 describe('web console: search, actions, submit, attempts and audit', () => {
   let deployment: Deployment;
@@ -204,6 +204,71 @@ describe('web console: search, actions, submit, attempts and audit', () => {
     await editor.fill('{"kind": "batch",');
     await page.getByTestId('submit-job').click();
     await page.getByText('the request is not JSON').waitFor({ timeout: SHOWN_MS });
+  });
+
+  it("submits an agent job from its form: checked before sending, the models the team may use, the API's 4xx as it said it", async () => {
+    await page.goto(`${orchestrator.url}/console/submit`);
+    await page.getByTestId('mode-agent').click();
+    const form = page.getByTestId('submit-form');
+    // Checked before it is sent: nothing was typed yet.
+    await page.getByTestId('submit-job').click();
+    const error = page.getByTestId('error');
+    await error.waitFor({ timeout: SHOWN_MS });
+    expect(await error.textContent()).toBe('prompt: write what the agent should do');
+    expect(page.url()).toBe(`${orchestrator.url}/console/submit`);
+
+    // The providers offered are what GET /v1/models lets this team use, after the team's default.
+    const provider = page.getByTestId('model-provider');
+    await provider.locator('option[value=scripted]').waitFor({ state: 'attached', timeout: SHOWN_MS });
+    const offered = await provider
+      .locator('option')
+      .evaluateAll((options) => options.map((option) => option.getAttribute('value') ?? ''));
+    const choices = await alpha.client.listModels();
+    expect(offered).toEqual(['', ...choices.providers.map((entry) => entry.provider)]);
+
+    await form.locator('textarea[name=prompt]').fill('Search the docs for tracing, then answer.');
+    await provider.selectOption('scripted');
+    const script = [
+      { toolCalls: [{ tool: 'search__search', arguments: { query: 'tracing' } }] },
+      { final: 'Tracing is documented.' },
+    ];
+    await form.locator('textarea[name=script]').fill(JSON.stringify(script));
+    await page.getByTestId('agent-tools').locator('input[value=search__search]').check();
+    await form.locator('input[name=max-steps]').fill('4');
+    await form.locator('input[name=metadata]').fill(`origin=${run}-agent`);
+    // The refusal went with the change that answered it.
+    expect(await page.getByTestId('error').count()).toBe(0);
+    await page.screenshot({ path: screenshotPath('submit-agent'), fullPage: true });
+    await page.getByTestId('submit-job').click();
+    await page.waitForURL(/\/console\/jobs\/job_/, { timeout: SHOWN_MS });
+    const id = page.url().split('/').at(-1) as string;
+    await jobPage(id).waitFor({ timeout: SHOWN_MS });
+    const job = await alpha.finished(id);
+    expect(job.request).toEqual({
+      kind: 'agent',
+      input: 'Search the docs for tracing, then answer.',
+      model: { provider: 'scripted', script },
+      tools: { allow: ['search__search'] },
+      limits: { maxSteps: 4 },
+      metadata: { origin: `${run}-agent` },
+    });
+    expect(job.status).toBe('succeeded');
+    expect(job.result).toBe('Tracing is documented.');
+    expect(job.toolCalls.map((call: Json) => [call.tool, call.state])).toEqual([['search__search', 'ok']]);
+    await jobPage(id, 'succeeded').waitFor({ timeout: SHOWN_MS });
+
+    // A script the API refuses: its 400 and its words, and the page stays on the form.
+    await page.goto(`${orchestrator.url}/console/submit`);
+    await page.getByTestId('mode-agent').click();
+    await form.locator('textarea[name=prompt]').fill('Answer.');
+    await provider.locator('option[value=scripted]').waitFor({ state: 'attached', timeout: SHOWN_MS });
+    await provider.selectOption('scripted');
+    await form.locator('textarea[name=script]').fill('[{"answer": "no such turn"}]');
+    await page.getByTestId('submit-job').click();
+    await error.waitFor({ timeout: SHOWN_MS });
+    expect(await error.textContent()).toMatch(/^400 .*model\.script\.0/);
+    expect(page.url()).toBe(`${orchestrator.url}/console/submit`);
+    await page.screenshot({ path: screenshotPath('submit-agent-refused'), fullPage: true });
   });
 
   it('shows each attempt of a retried call and the approval audit trail on the job page', async () => {

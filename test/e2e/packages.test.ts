@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -45,15 +45,14 @@ describe('the published packages', () => {
   let cli: Tarball;
   let deployment: Deployment;
   let orchestrator: Orchestrator;
+  let packedAt: number;
   const asAlpha = () => ({ SWITCHYARD_URL: orchestrator.url, SWITCHYARD_API_KEY: TEAM_KEYS.alpha });
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'switchyard-packages-'));
-    // The tarballs hold dist/: built here (Nx's cache makes it quick when nothing changed), never stale.
-    const built = await runCommand('npm', ['run', 'build', '--', '--projects=@switchyard/cli'], {
-      cwd: REPO_ROOT,
-    });
-    if (built.code !== 0) throw new Error(`npm run build failed: ${built.stdout}${built.stderr}`);
+    // The tarballs hold dist/, built by each package's own `prepack` (as `npm pack` of a fresh clone,
+    // with no dist/ yet, builds it): never stale, and nothing built beforehand by this test.
+    packedAt = Date.now();
     const tarballs = await packWorkspaces(['libs/client', 'apps/cli'], dir);
     client = tarballs.find((tarball) => tarball.name === '@switchyard/client') as Tarball;
     cli = tarballs.find((tarball) => tarball.name === '@switchyard/cli') as Tarball;
@@ -69,6 +68,19 @@ describe('the published packages', () => {
   afterAll(async () => {
     await deployment?.close();
     if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('builds what it packs: each package has a prepack that compiles its dist/ (the CLI the client first)', () => {
+    for (const file of [
+      'libs/client/dist/index.js',
+      'libs/client/dist/index.d.ts',
+      'apps/cli/dist/program.js',
+    ]) {
+      expect(
+        statSync(join(REPO_ROOT, file)).mtimeMs,
+        `${file} was not rebuilt by npm pack`,
+      ).toBeGreaterThanOrEqual(packedAt - 1_000);
+    }
   });
 
   it('packs what a user runs and nothing of the monorepo: built JS, types, README, the OpenAPI document', () => {

@@ -73,18 +73,7 @@ export class Deployment extends Fleet {
     const process = this.group.start(
       `orchestrator ${id}`,
       tsxArgs(entryPoint('apps/orchestrator', 'main', this.runMode)),
-      {
-        ...this.queueStoreEnv(),
-        DATABASE_URL: this.databaseUrl,
-        DATABASE_SCHEMA: this.schema,
-        SWITCHYARD_CONFIG: this.configPath,
-        SWITCHYARD_PREFIX: this.prefix,
-        REPLICA_ID: id,
-        PORT: '0',
-        HOST: '127.0.0.1',
-        LOG_LEVEL: 'debug',
-        ...this.processEnv,
-      },
+      { ...this.orchestratorEnv(this.configPath), REPLICA_ID: id, LOG_LEVEL: 'debug', ...this.processEnv },
     );
     const listening = await process.waitFor(
       (log) => log.msg === 'orchestrator listening',
@@ -99,6 +88,31 @@ export class Deployment extends Fleet {
     };
     this.orchestrators.push(orchestrator);
     return orchestrator;
+  }
+
+  /**
+   * Starts an orchestrator on another config file (a bad one, to see it refused) without waiting for it
+   * to listen; wait on the process's `exited`. It stops with the deployment's other processes.
+   */
+  startOrchestratorOn(configPath: string, name: string): TestProcess {
+    return this.group.start(
+      name,
+      tsxArgs(entryPoint('apps/orchestrator', 'main', this.runMode)),
+      this.orchestratorEnv(configPath),
+    );
+  }
+
+  /** What every orchestrator of this deployment is started with: its stores, prefix and schema. */
+  private orchestratorEnv(configPath: string): NodeJS.ProcessEnv {
+    return {
+      ...this.queueStoreEnv(),
+      DATABASE_URL: this.databaseUrl,
+      DATABASE_SCHEMA: this.schema,
+      SWITCHYARD_CONFIG: configPath,
+      SWITCHYARD_PREFIX: this.prefix,
+      PORT: '0',
+      HOST: '127.0.0.1',
+    };
   }
 
   /** On the postgres pass the queues live next to the job store: every process uses one database. */

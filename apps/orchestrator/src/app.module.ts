@@ -13,6 +13,7 @@ import { HealthModule } from './health/health.module.ts';
 import { InputsModule } from './inputs/inputs.module.ts';
 import { JobsModule } from './jobs/jobs.module.ts';
 import { MetricsModule } from './metrics/metrics.module.ts';
+import { ModelsModule } from './models/models.module.ts';
 import { ReconcileModule } from './reconcile/reconcile.module.ts';
 import type { Logger } from './runtime/logger.ts';
 import type { OrchestratorEnv } from './runtime/orchestrator-env.ts';
@@ -31,6 +32,7 @@ export class AppModule {
         CatalogModule,
         DispatchModule,
         JobsModule,
+        ModelsModule,
         InputsModule,
         AgentModule,
         ReconcileModule,

@@ -14,6 +14,7 @@ import { RouteSpanInterceptor } from './http/route-span.interceptor.ts';
 import { securityHeaders } from './http/security-headers.ts';
 import { httpRequestMetrics } from './metrics/http-request-metrics.ts';
 import { OrchestratorMetrics } from './metrics/orchestrator-metrics.ts';
+import { teamModelAccesses } from './models/team-models-registry.ts';
 import { DependencyHealth } from './runtime/dependency-health.ts';
 import { createLogger, PinoNestLogger } from './runtime/logger.ts';
 import { readOrchestratorEnv } from './runtime/orchestrator-env.ts';
@@ -30,6 +31,8 @@ async function main(): Promise<void> {
     process.exit(1);
   });
   const config = loadConfig(env.configPath, process.env, { unusedSecrets: ORCHESTRATOR_UNUSED_SECRETS });
+  // Before Nest: a bad team model entry is a config error naming its key, not an aborted injector.
+  teamModelAccesses(config, process.env);
   const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config, env, log), {
     logger: new PinoNestLogger(log),
     bodyParser: false,

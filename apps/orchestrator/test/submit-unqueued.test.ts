@@ -12,6 +12,7 @@ import type { AgentRunQueue } from '../src/jobs/agent-run-queue.ts';
 import type { JobEvents } from '../src/jobs/job-events.ts';
 import { JobStore } from '../src/jobs/job-store.ts';
 import { JobsService } from '../src/jobs/jobs.service.ts';
+import { deploymentModelAccess } from '../src/models/index.ts';
 import type { Logger } from '../src/runtime/logger.ts';
 import { dropJobSchema, openJobSchema } from './fixtures/job-schema.ts';
 
@@ -59,6 +60,7 @@ describe('submitting while the queue store does not answer', () => {
       {} as never,
       log,
       { forJob: async () => [] } as never,
+      { forTeam: () => deploymentModelAccess({}) } as never,
     );
     const team = { name: 'alpha', config: { maxConcurrentJobs: 10, tools: ['*'] } } as unknown as Team;
 

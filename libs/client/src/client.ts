@@ -12,6 +12,7 @@ import {
   type JobListQuery,
   type JobRequest,
   type JobWebhookDeliveries,
+  type ModelChoices,
   type ServerList,
   type ToolList,
   type Viewer,
@@ -119,6 +120,11 @@ export class SwitchyardClient {
 
   listTools(): Promise<ToolList> {
     return this.call('GET /v1/tools', () => this.http.GET('/v1/tools'));
+  }
+
+  /** The model providers this team's agent jobs may name (with whose keys) and its default model. */
+  listModels(): Promise<ModelChoices> {
+    return this.call('GET /v1/models', () => this.http.GET('/v1/models'));
   }
 
   listServers(): Promise<ServerList> {

@@ -171,6 +171,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/models": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The model providers this team's agent jobs may name, whose keys they use, and the default model
+         * @description A team's own model keys (`teams.<team>.models`) or the deployment's; a job naming a provider not listed here is a 400 saying why. Never shows a key. A team key only: an operator key is a 403.
+         */
+        get: operations["listModels"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/whoami": {
         parameters: {
             query?: never;
@@ -684,6 +704,21 @@ export interface components {
             lastError?: string;
         } & {
             [key: string]: unknown;
+        };
+        /** @description The model providers this team's agent jobs may name (each usable now: it has its key), and the default model */
+        ModelChoices: {
+            team: string;
+            default: {
+                /** @enum {string} */
+                provider: "openai" | "anthropic" | "ollama" | "scripted";
+                name: string;
+            } | null;
+            providers: {
+                /** @enum {string} */
+                provider: "openai" | "anthropic" | "ollama" | "scripted";
+                /** @enum {string} */
+                keys: "team" | "deployment" | "none";
+            }[];
         };
         /** @description A team's key (its jobs: read and act on them) or an operator key (every team's jobs and the fleet, read-only) */
         Viewer: {
@@ -1763,6 +1798,53 @@ export interface operations {
             };
             /** @description PostgreSQL or Redis is unavailable; see Retry-After (`dependency-unavailable`) */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listModels: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Model choices */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ModelChoices"];
+                };
+            };
+            /** @description Missing or unknown API key (`unauthorized`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An operator key, which only reads: acting on a job takes the team's own key (`forbidden`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal error (`internal-error`) */
+            500: {
                 headers: {
                     [name: string]: unknown;
                 };

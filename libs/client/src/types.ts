@@ -17,6 +17,8 @@ export type Tool = Schemas['Tool'];
 export type ToolList = Schemas['ToolList'];
 export type Server = Schemas['Server'];
 export type ServerList = Schemas['ServerList'];
+/** What `GET /v1/models` answers: the providers a team's agent jobs may name, and its default model. */
+export type ModelChoices = Schemas['ModelChoices'];
 /** Who a key is (`GET /v1/whoami`): a team's, with its name, or an operator's (read-only). */
 export type Viewer = Schemas['Viewer'];
 /** RFC 9457 problem details, as every error of the API is answered. */

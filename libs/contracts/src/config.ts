@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { ApprovalSettingSchema } from './approval.ts';
 import { ConfigError, expandEnv, pathMatcher } from './env-expansion.ts';
 import { ServerAuthSchema, StdioAuthSchema } from './server-auth.ts';
+import { TeamModelsSchema } from './team-models.ts';
 import { retentionIssues, ToolCallRetentionSchema } from './tool-call-retention.ts';
 import {
   DEFAULT_WEBHOOK_EVENTS,
@@ -262,6 +263,11 @@ export const TeamConfigSchema = z.strictObject({
   approval: z.record(z.string(), ApprovalSettingSchema).default({}),
   /** When set, only these keys decide this team's approvals (the team's apiKeys then cannot). */
   approverKeys: z.array(z.string().min(16, 'API keys must be at least 16 characters')).default([]),
+  /**
+   * The team's own model credentials (team-models.ts). Without it the team's agent jobs use the
+   * deployment's keys and default model, from the orchestrator's environment.
+   */
+  models: TeamModelsSchema.optional(),
 });
 
 /** A team webhook without its own secret is signed with the team's webhookSecret, which must then exist. */

@@ -28,6 +28,7 @@ export * from './store/postgres/expired-rows.ts';
 export * from './store/progress-relay.ts';
 export * from './store/queue-schema.ts';
 export * from './store/store.ts';
+export * from './team-models.ts';
 export * from './text-safety.ts';
 export * from './tool-call.ts';
 export * from './tool-call-progress.ts';

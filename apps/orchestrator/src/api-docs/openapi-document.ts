@@ -10,6 +10,7 @@ import { JobListQuerySchema, JobListSchema } from '../jobs/job-list-query.ts';
 import { JobIdSchema, JobRequestSchema } from '../jobs/job-request.ts';
 import { JobViewSchema } from '../jobs/job-view.ts';
 import { IdempotencyKeySchema } from '../jobs/jobs.controller.ts';
+import { ModelChoicesSchema } from '../models/model-choices-schema.ts';
 import { WebhookDeliveryListSchema } from '../webhooks/webhook-delivery-view.ts';
 
 /** The answer of every error: one problem+json per status an operation may return. */
@@ -201,6 +202,15 @@ const operations = {
     summary: 'The MCP servers behind those tools, their availability and sessions',
     responses: { '200': json(ServerListSchema, 'Servers'), ...problems(401, 503) },
   },
+  listModels: {
+    operationId: 'listModels',
+    tags: ['catalog'],
+    summary:
+      "The model providers this team's agent jobs may name, whose keys they use, and the default model",
+    description:
+      "A team's own model keys (`teams.<team>.models`) or the deployment's; a job naming a provider not listed here is a 400 saying why. Never shows a key. A team key only: an operator key is a 403.",
+    responses: { '200': json(ModelChoicesSchema, 'Model choices'), ...problems(401, 403) },
+  },
   whoami: {
     operationId: 'whoami',
     tags: ['keys'],
@@ -254,7 +264,7 @@ export function openApiDocument(version: string): OpenApiDocument {
     },
     tags: [
       { name: 'jobs', description: 'Submit, follow, list, cancel and delete jobs' },
-      { name: 'catalog', description: 'Tools' },
+      { name: 'catalog', description: 'Tools and models' },
       { name: 'fleet', description: 'MCP servers and their sessions' },
       { name: 'keys', description: 'Who an API key is' },
       { name: 'health', description: 'Probes' },
@@ -269,6 +279,7 @@ export function openApiDocument(version: string): OpenApiDocument {
       '/v1/jobs/{id}/webhooks': { get: operations.listJobWebhooks },
       '/v1/tools': { get: operations.listTools },
       '/v1/servers': { get: operations.listServers },
+      '/v1/models': { get: operations.listModels },
       '/v1/whoami': { get: operations.whoami },
       '/health/live': { get: operations.getLiveness },
       '/health/ready': { get: operations.getReadiness },

@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { AuthModule } from '../auth/auth.module.ts';
 import { CatalogModule } from '../catalog/catalog.module.ts';
 import { CheckpointModule } from '../checkpoints/checkpoint.module.ts';
+import { ModelsModule } from '../models/models.module.ts';
 import { AgentRunQueue } from './agent-run-queue.ts';
 import { InputStore } from './input-store.ts';
 import { JobDeletion } from './job-deletion.ts';
@@ -14,7 +15,7 @@ import { JobsService } from './jobs.service.ts';
 import { QueueEpochs } from './queue-epochs.ts';
 
 @Module({
-  imports: [AuthModule, CatalogModule, CheckpointModule],
+  imports: [AuthModule, CatalogModule, CheckpointModule, ModelsModule],
   controllers: [JobsController],
   providers: [
     JobStore,

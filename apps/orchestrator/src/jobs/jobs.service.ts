@@ -8,7 +8,7 @@ import { unknownTools } from '../catalog/unknown-tools.ts';
 import { TranscriptReader } from '../checkpoints/transcript-reader.ts';
 import { ProblemException } from '../http/problem.ts';
 import { OrchestratorMetrics } from '../metrics/orchestrator-metrics.ts';
-import { defaultModelSpecFromEnv, ModelConfigError, modelSettings } from '../models/index.ts';
+import { ModelConfigError, modelSettings, TeamModelsRegistry } from '../models/index.ts';
 import type { Logger } from '../runtime/logger.ts';
 import type { OrchestratorEnv } from '../runtime/orchestrator-env.ts';
 import { ENV, LOGGER } from '../runtime/tokens.ts';
@@ -40,6 +40,7 @@ export class JobsService {
     @Inject(ENV) private readonly env: OrchestratorEnv,
     @Inject(LOGGER) private readonly log: Logger,
     @Inject(InputStore) private readonly inputs: InputStore,
+    @Inject(TeamModelsRegistry) private readonly models: TeamModelsRegistry,
   ) {}
 
   async submit(
@@ -56,7 +57,7 @@ export class JobsService {
     }
     // Digest of what the client sent, before the deployment's default model is filled in.
     const digest = requestDigest(request);
-    const resolved = this.withModel(request);
+    const resolved = this.withModel(team, request);
     await this.refuseUnknownTools(team, resolved);
     const trace = jobTraceContext();
     let outcome: { job: JobRecord; created: boolean };
@@ -219,23 +220,26 @@ export class JobsService {
     );
   }
 
-  /** An agent job without a model gets the deployment's default; a model that cannot be built is a 400. */
-  private withModel(request: JobRequest): JobRequest {
+  /**
+   * An agent job without a model gets its team's default (else the deployment's); a model the team may
+   * not use, or that cannot be built with its keys, is a 400 saying why (never a failure at run time).
+   */
+  private withModel(team: Team, request: JobRequest): JobRequest {
     if (request.kind !== 'agent') return request;
-    const model = request.model ?? defaultModelSpecFromEnv();
+    const access = this.models.forTeam(team.name);
+    const model = request.model ?? access.defaultModel;
     if (!model) {
-      throw new ProblemException(
-        'validation-failed',
-        'model: required (this deployment has no default model; set SWITCHYARD_MODEL_PROVIDER and SWITCHYARD_MODEL_NAME)',
-      );
+      throw new ProblemException('validation-failed', `model: required (${access.noDefaultHint})`, {
+        errors: [{ path: 'model', message: `required (${access.noDefaultHint})` }],
+      });
     }
     try {
       // The settings only: the provider's package is loaded by the run that uses it.
-      modelSettings(model);
+      modelSettings(model, access);
     } catch (error) {
       if (error instanceof ModelConfigError)
         throw new ProblemException('validation-failed', `model: ${error.message}`, {
-          errors: [{ path: 'model', message: error.message }],
+          errors: [{ path: 'model.provider', message: error.message }],
         });
       throw error;
     }

@@ -1,6 +1,5 @@
 import type { BaseChatModel } from '@langchain/core/language_models/chat_models';
-import { modelSettings } from './model-settings.ts';
-import type { ModelSpec } from './model-spec.ts';
+import type { ModelSettings } from './model-settings.ts';
 import { ScriptedChatModel } from './scripted-chat-model.ts';
 
 /**
@@ -10,15 +9,11 @@ import { ScriptedChatModel } from './scripted-chat-model.ts';
 export type ToolCallingChatModel = BaseChatModel & Required<Pick<BaseChatModel, 'bindTools'>>;
 
 /**
- * Builds the chat model a job asked for. Throws ModelConfigError when the server lacks a key. A
- * provider's package is imported here, by the first job that names it, not when the replica starts:
- * most replicas use one provider or none (scripted), and each package costs tens of MiB.
+ * Builds the chat model of a job's settings (modelSettings: its team's keys). A provider's package is
+ * imported here, by the first job that names it, not when the replica starts: most replicas use one
+ * provider or none (scripted), and each package costs tens of MiB.
  */
-export async function createChatModel(
-  spec: ModelSpec,
-  env: NodeJS.ProcessEnv = process.env,
-): Promise<ToolCallingChatModel> {
-  const settings = modelSettings(spec, env);
+export async function createChatModel(settings: ModelSettings): Promise<ToolCallingChatModel> {
   switch (settings.provider) {
     case 'scripted':
       return new ScriptedChatModel(settings.fields);

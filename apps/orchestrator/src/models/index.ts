@@ -1,6 +1,8 @@
 export { createChatModel, type ToolCallingChatModel } from './create-chat-model.ts';
+export { defaultModelSpecFromEnv, deploymentModelAccess } from './deployment-model-access.ts';
+export type { KeySource, ModelAccess, ProviderEndpoint } from './model-access.ts';
 export { ModelConfigError } from './model-config-error.ts';
-export { defaultModelSpecFromEnv, type ModelSettings, modelSettings } from './model-settings.ts';
+export { type ModelSettings, modelSettings, settingsSecret } from './model-settings.ts';
 export {
   type HostedModelProvider,
   type ModelSpec,
@@ -13,3 +15,5 @@ export {
   ScriptedChatModel,
   type ScriptedChatModelFields,
 } from './scripted-chat-model.ts';
+export { scrubSecret } from './secret-scrub.ts';
+export { TeamModelsRegistry } from './team-models-registry.ts';

@@ -1,5 +1,5 @@
-import { ModelConfigError } from './model-config-error.ts';
-import { type HostedModelProvider, type ModelSpec, ModelSpecSchema } from './model-spec.ts';
+import type { ModelAccess } from './model-access.ts';
+import type { ModelSpec } from './model-spec.ts';
 
 const DEFAULT_OLLAMA_BASE_URL = 'http://127.0.0.1:11434';
 
@@ -16,8 +16,8 @@ const PLACEHOLDER_OPENAI_API_KEY = 'switchyard-no-key';
 const MAX_RETRIES = 1;
 
 /**
- * What a provider's LangChain class is constructed with, read from the job's spec and the server's
- * environment. Plain data, so a job can be checked at submit time without loading the provider's
+ * What a provider's LangChain class is constructed with, read from the job's spec and the keys of its
+ * team (or the deployment's). Plain data, so a job can be checked at submit time without loading the provider's
  * package (each costs tens of MiB of a replica's memory; see docs/capacity.md).
  */
 export type ModelSettings =
@@ -55,27 +55,25 @@ export type ModelSettings =
       };
     };
 
-/** The settings of the model a job asked for. Throws ModelConfigError when the server lacks a key. */
-export function modelSettings(spec: ModelSpec, env: NodeJS.ProcessEnv = process.env): ModelSettings {
+/**
+ * The settings of the model a job asked for, with the keys of `access` (its team's, or the deployment's).
+ * Throws ModelConfigError when the team may not use the provider or a key is missing.
+ */
+export function modelSettings(spec: ModelSpec, access: ModelAccess): ModelSettings {
+  const refused = access.refusal(spec.provider);
+  if (refused) throw refused;
   switch (spec.provider) {
     case 'scripted':
       return { provider: 'scripted', fields: { script: spec.script } };
     case 'openai': {
-      const baseURL = setting(env, 'OPENAI_BASE_URL');
-      const apiKey =
-        setting(env, 'OPENAI_API_KEY') ?? (baseURL === undefined ? undefined : PLACEHOLDER_OPENAI_API_KEY);
-      if (apiKey === undefined) {
-        throw new ModelConfigError(
-          'OPENAI_API_KEY',
-          'provider "openai" needs OPENAI_API_KEY, or OPENAI_BASE_URL for a local OpenAI-compatible server',
-        );
-      }
+      const { apiKey, baseUrl } = access.endpoint('openai');
       return {
         provider: 'openai',
         fields: {
           model: spec.name,
-          apiKey,
-          ...(baseURL === undefined ? {} : { configuration: { baseURL } }),
+          // An endpoint without a key is a local server's (both access kinds insist on one or the other).
+          apiKey: apiKey ?? PLACEHOLDER_OPENAI_API_KEY,
+          ...(baseUrl === undefined ? {} : { configuration: { baseURL: baseUrl } }),
           temperature: spec.temperature,
           maxTokens: spec.maxTokens,
           maxRetries: MAX_RETRIES,
@@ -83,17 +81,14 @@ export function modelSettings(spec: ModelSpec, env: NodeJS.ProcessEnv = process.
       };
     }
     case 'anthropic': {
-      const apiKey = setting(env, 'ANTHROPIC_API_KEY');
-      if (apiKey === undefined) {
-        throw new ModelConfigError('ANTHROPIC_API_KEY', 'provider "anthropic" needs ANTHROPIC_API_KEY');
-      }
-      const anthropicApiUrl = setting(env, 'ANTHROPIC_BASE_URL');
+      const { apiKey, baseUrl } = access.endpoint('anthropic');
+      if (apiKey === undefined) throw new Error('an anthropic endpoint without a key');
       return {
         provider: 'anthropic',
         fields: {
           model: spec.name,
           apiKey,
-          ...(anthropicApiUrl === undefined ? {} : { anthropicApiUrl }),
+          ...(baseUrl === undefined ? {} : { anthropicApiUrl: baseUrl }),
           temperature: spec.temperature,
           maxTokens: spec.maxTokens,
           maxRetries: MAX_RETRIES,
@@ -105,7 +100,7 @@ export function modelSettings(spec: ModelSpec, env: NodeJS.ProcessEnv = process.
         provider: 'ollama',
         fields: {
           model: spec.name,
-          baseUrl: setting(env, 'OLLAMA_BASE_URL') ?? DEFAULT_OLLAMA_BASE_URL,
+          baseUrl: access.endpoint('ollama').baseUrl ?? DEFAULT_OLLAMA_BASE_URL,
           temperature: spec.temperature,
           numPredict: spec.maxTokens,
           maxRetries: MAX_RETRIES,
@@ -114,22 +109,7 @@ export function modelSettings(spec: ModelSpec, env: NodeJS.ProcessEnv = process.
   }
 }
 
-const HOSTED_PROVIDERS: readonly string[] = ['openai', 'anthropic', 'ollama'] satisfies HostedModelProvider[];
-
-/**
- * The model for jobs that name none: SWITCHYARD_MODEL_PROVIDER (openai, anthropic or ollama) with
- * SWITCHYARD_MODEL_NAME. Undefined when either is unset or the provider is not one of those.
- */
-export function defaultModelSpecFromEnv(env: NodeJS.ProcessEnv = process.env): ModelSpec | undefined {
-  const provider = setting(env, 'SWITCHYARD_MODEL_PROVIDER');
-  const name = setting(env, 'SWITCHYARD_MODEL_NAME');
-  if (provider === undefined || name === undefined || !HOSTED_PROVIDERS.includes(provider)) return undefined;
-  // Parsing (rather than casting) keeps the result a ModelSpec by construction.
-  return ModelSpecSchema.parse({ provider, name });
-}
-
-/** An environment variable, with empty treated as unset (compose files often pass `VAR=`). */
-function setting(env: NodeJS.ProcessEnv, variable: string): string | undefined {
-  const value = env[variable]?.trim();
-  return value === undefined || value === '' ? undefined : value;
+/** The key a model's settings carry, for scrubbing it from whatever the provider answers. */
+export function settingsSecret(settings: ModelSettings): string | undefined {
+  return 'apiKey' in settings.fields ? settings.fields.apiKey : undefined;
 }

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { HumanMessage, ToolMessage } from '@langchain/core/messages';
 import { ChatOpenAI } from '@langchain/openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createChatModel } from '../../src/models/index.ts';
+import { buildModel } from '../fixtures/build-model.ts';
 
 /** What the fake server saw, one entry per request. */
 interface Received {
@@ -104,7 +104,7 @@ const bodyOf = (index: number) => received[index]?.body as Record<string, unknow
 
 describe('openai provider against a local OpenAI-compatible server', () => {
   it('sends the bound tools and parses the tool call, then the final answer', async () => {
-    const model = await createChatModel(
+    const model = await buildModel(
       { provider: 'openai', name: 'local-model', temperature: 0, maxTokens: 256 },
       { OPENAI_BASE_URL: baseURL },
     );
@@ -142,7 +142,7 @@ describe('openai provider against a local OpenAI-compatible server', () => {
   });
 
   it('sends the configured API key when one is set', async () => {
-    const model = await createChatModel(
+    const model = await buildModel(
       { provider: 'openai', name: 'local-model' },
       { OPENAI_BASE_URL: baseURL, OPENAI_API_KEY: 'sk-test-123' },
     );

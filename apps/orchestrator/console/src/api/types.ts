@@ -6,6 +6,7 @@ export type {
   JobRequest,
   JobSummary,
   Message,
+  ModelChoices,
   PendingInput,
   Server,
   Tool,

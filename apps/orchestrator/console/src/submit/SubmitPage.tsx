@@ -6,18 +6,30 @@ import type { JobRequest, JsonSchemaObject, Tool } from '../api/types.ts';
 import { useIsOperator } from '../auth/viewer-context.ts';
 import { ErrorNote } from '../ErrorNote.tsx';
 import { SchemaFields, schemaDefaults } from '../inputs/SchemaFields.tsx';
+import { AgentForm } from './AgentForm.tsx';
+import { type AgentDraft, agentRequest, EMPTY_AGENT_DRAFT } from './agent-request.ts';
 import { batchRequest, type DraftCall, parseRequestJson } from './batch-request.ts';
+
+type Mode = 'form' | 'agent' | 'json';
 
 /**
  * Submit a job: a batch put together from the team's tools (GET /v1/tools), each call's arguments a
- * form built from the tool's input schema, or any request typed as JSON. The API's refusal (a 4xx
- * naming the problem) is shown as it said it; a submitted job opens at once.
+ * form built from the tool's input schema; an agent job (AgentForm: a prompt or messages, a model the
+ * team may use from GET /v1/models, the tools it may call); or any request typed as JSON. A form is
+ * checked before it is sent; the API's refusal (a 4xx naming the problem) is shown as it said it; a
+ * submitted job opens at once.
  */
 export function SubmitPage() {
   const operator = useIsOperator();
   const navigate = useNavigate();
   const tools = useQuery({ queryKey: ['tools'], queryFn: () => switchyard().listTools() });
-  const [mode, setMode] = useState<'form' | 'json'>('form');
+  const models = useQuery({
+    queryKey: ['models'],
+    queryFn: () => switchyard().listModels(),
+    enabled: !operator,
+  });
+  const [mode, setMode] = useState<Mode>('form');
+  const [agent, setAgent] = useState<AgentDraft>(EMPTY_AGENT_DRAFT);
   const [calls, setCalls] = useState<DraftCall[]>([]);
   const [picked, setPicked] = useState('');
   const [metadata, setMetadata] = useState('');
@@ -41,14 +53,26 @@ export function SubmitPage() {
     if (!tool) return;
     setCalls([...calls, { key: Date.now(), tool: tool.name, arguments: schemaDefaults(schemaOf(tool)) }]);
   };
+  const build = (from: Mode) =>
+    from === 'json'
+      ? parseRequestJson(json)
+      : from === 'agent'
+        ? agentRequest(agent, metadata, models.data)
+        : batchRequest(calls, metadata);
   const showJson = () => {
-    const built = batchRequest(calls, metadata);
-    setJson(JSON.stringify('request' in built ? built.request : { kind: 'batch', calls: [] }, null, 2));
+    const built = build(mode);
+    const fallback = mode === 'agent' ? { kind: 'agent', input: '' } : { kind: 'batch', calls: [] };
+    setJson(JSON.stringify('request' in built ? built.request : fallback, null, 2));
+    setProblem(null);
     setMode('json');
+  };
+  const switchTo = (next: Mode) => {
+    setProblem(null);
+    setMode(next);
   };
   const send = (event: FormEvent) => {
     event.preventDefault();
-    const built = mode === 'json' ? parseRequestJson(json) : batchRequest(calls, metadata);
+    const built = build(mode);
     if ('error' in built) {
       setProblem(built.error);
       return;
@@ -65,17 +89,26 @@ export function SubmitPage() {
           type="button"
           data-testid="mode-form"
           disabled={mode === 'form'}
-          onClick={() => setMode('form')}
+          onClick={() => switchTo('form')}
         >
           Batch from tools
+        </button>
+        <button
+          type="button"
+          data-testid="mode-agent"
+          disabled={mode === 'agent'}
+          onClick={() => switchTo('agent')}
+        >
+          Agent job
         </button>
         <button type="button" data-testid="mode-json" disabled={mode === 'json'} onClick={showJson}>
           Request as JSON
         </button>
       </p>
       {tools.error && <ErrorNote error={tools.error} />}
+      {mode === 'agent' && models.error && <ErrorNote error={models.error} />}
       <form className="submit-job" data-testid="submit-form" onSubmit={send}>
-        {mode === 'form' ? (
+        {mode === 'form' && (
           <>
             <p className="add-call">
               <select
@@ -127,18 +160,34 @@ export function SubmitPage() {
                 </fieldset>
               );
             })}
-            <label className="field">
-              metadata
-              <input
-                type="text"
-                name="metadata"
-                placeholder="key=value key=value"
-                value={metadata}
-                onChange={(event) => setMetadata(event.target.value)}
-              />
-            </label>
           </>
-        ) : (
+        )}
+        {mode === 'agent' && (
+          <AgentForm
+            draft={agent}
+            onChange={(next) => {
+              // What was refused before the change no longer describes the form.
+              setProblem(null);
+              submit.reset();
+              setAgent(next);
+            }}
+            tools={tools.data?.tools ?? []}
+            choices={models.data}
+          />
+        )}
+        {mode !== 'json' && (
+          <label className="field">
+            metadata
+            <input
+              type="text"
+              name="metadata"
+              placeholder="key=value key=value"
+              value={metadata}
+              onChange={(event) => setMetadata(event.target.value)}
+            />
+          </label>
+        )}
+        {mode === 'json' && (
           <label className="field">
             request (POST /v1/jobs: a batch or an agent job, see /docs)
             <textarea

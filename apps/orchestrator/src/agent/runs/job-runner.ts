@@ -15,7 +15,14 @@ import { JobEndings } from '../../jobs/job-endings.ts';
 import { JobEvents } from '../../jobs/job-events.ts';
 import type { AgentJobRequest, BatchJobRequest, EndStatus } from '../../jobs/job-request.ts';
 import { type JobRecord, JobStore } from '../../jobs/job-store.ts';
-import { createChatModel } from '../../models/index.ts';
+import {
+  createChatModel,
+  ModelConfigError,
+  modelSettings,
+  scrubSecret,
+  settingsSecret,
+  TeamModelsRegistry,
+} from '../../models/index.ts';
 import { messageText } from '../../models/message-text.ts';
 import type { Logger } from '../../runtime/logger.ts';
 import { CONFIG, LOGGER } from '../../runtime/tokens.ts';
@@ -74,6 +81,7 @@ export class JobRunner implements OnModuleInit {
     @Inject(CONFIG) private readonly config: SwitchyardConfig,
     @Inject(InputStore) private readonly inputs: InputStore,
     @Inject(LOGGER) private readonly log: Logger,
+    @Inject(TeamModelsRegistry) private readonly models: TeamModelsRegistry,
   ) {}
 
   onModuleInit(): void {
@@ -294,7 +302,17 @@ export class JobRunner implements OnModuleInit {
   private async runAgent(context: CallContext, request: AgentJobRequest): Promise<string> {
     const spec = request.model;
     if (!spec) throw new ModelCallError('the job has no model');
-    const model = await createChatModel(spec);
+    // The keys of the job's team, as of now: the config was checked at submit, but may have changed since.
+    let settings: ReturnType<typeof modelSettings>;
+    try {
+      settings = modelSettings(spec, this.models.forTeam(context.job.team));
+    } catch (error) {
+      if (error instanceof ModelConfigError)
+        throw new ModelCallError(`the model cannot be used: ${error.message}`);
+      throw error;
+    }
+    const secret = settingsSecret(settings);
+    const model = await createChatModel(settings);
     const defaults = this.config.orchestrator.defaultLimits;
     const limits = {
       maxSteps: request.limits?.maxSteps ?? defaults.maxSteps,
@@ -317,7 +335,10 @@ export class JobRunner implements OnModuleInit {
               .invoke(messages, signal ? { signal } : {})) as AIMessage;
           } catch (error) {
             if (signal?.aborted) throw error;
-            throw new ModelCallError(`the model (${spec.provider}) failed: ${(error as Error).message}`);
+            // Providers quote the key they were sent in some refusals; the reason must not carry it.
+            throw new ModelCallError(
+              scrubSecret(`the model (${spec.provider}) failed: ${(error as Error).message}`, secret),
+            );
           }
         });
       },
