@@ -56,6 +56,11 @@ function recordingFetch(base: FetchLike): { fetch: FetchLike; tried: () => strin
   };
 }
 
+/** An error's message on one line (a schema error's is indented JSON): it ends up in an outcome's text. */
+function messageOf(error: unknown): string {
+  return (error as Error).message.replace(/\s+/g, ' ').trim();
+}
+
 function sameUrl(a: string, b: string): boolean {
   return a.replace(/\/+$/, '') === b.replace(/\/+$/, '');
 }
@@ -83,7 +88,7 @@ export async function discoverAuthorizationServer(
       // The server itself pointed there: a guess elsewhere would only find another server's metadata.
       throw new OAuthProblem(
         'unavailable',
-        `the protected-resource metadata the server named could not be read (${(error as Error).message}; tried ${recording.tried()})`,
+        `the protected-resource metadata the server named could not be read (${messageOf(error)}; tried ${recording.tried()})`,
       );
     }
     return undefined;
@@ -106,7 +111,7 @@ export async function discoverAuthorizationServer(
     (error: unknown) => {
       throw new OAuthProblem(
         'unavailable',
-        `the metadata of authorization server ${url} could not be read (${(error as Error).message}; tried ${recording.tried()})`,
+        `the metadata of authorization server ${url} could not be read (${messageOf(error)}; tried ${recording.tried()})`,
       );
     },
   );
@@ -163,7 +168,7 @@ export async function requestToken(
     throw new OAuthProblem(
       'unavailable',
       status === undefined
-        ? `token endpoint ${endpoint} could not be reached: ${(error as Error).message}`
+        ? `token endpoint ${endpoint} could not be reached: ${messageOf(error)}`
         : `token endpoint ${endpoint} answered HTTP ${status}`,
     );
   }
