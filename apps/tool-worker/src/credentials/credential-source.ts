@@ -107,6 +107,8 @@ export class OAuthCredentialSource implements CredentialSource {
   }
 
   private pause(error: CredentialError): void {
+    // Concurrent calls that waited for the same attempt all get its error: one failure, one pause.
+    if (this.failure?.error === error) return;
     const pauseMs = Math.min(MAX_PAUSE_MS, this.failure ? this.failure.pauseMs * 2 : FIRST_PAUSE_MS);
     this.failure = { error, retryAt: Date.now() + pauseMs, pauseMs };
     if (error.problem === 'unavailable') {
