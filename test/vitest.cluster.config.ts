@@ -27,6 +27,9 @@ export default defineConfig({
       'e2e/console-people.test.ts',
       // The MCP protocol surface of /mcp, which uses Redis no differently from mcp-gateway.test.ts.
       'e2e/mcp-gateway-conformance.test.ts',
+      // The worker's OAuth client against the suite's scenario servers: its token cache uses Redis as
+      // team-credentials.test.ts does, which runs here; the discovery and grants do not touch it.
+      'e2e/oauth-conformance.test.ts',
     ],
     ...systemTestSettings,
   },

@@ -32,6 +32,9 @@ export default defineConfig({
       'e2e/http-hardening.test.ts',
       // The MCP protocol surface of /mcp, which uses the store no differently from mcp-gateway.test.ts.
       'e2e/mcp-gateway-conformance.test.ts',
+      // The worker's OAuth client against the suite's scenario servers: its token cache uses the store as
+      // team-credentials.test.ts does, which runs here; the discovery and grants do not touch it.
+      'e2e/oauth-conformance.test.ts',
       // Read Redis itself: heartbeats, the catalog hash, the outcomes stream, job hashes.
       'fleet/hostile-results.test.ts',
       'fleet/protocol-revisions.test.ts',

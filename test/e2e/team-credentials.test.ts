@@ -7,7 +7,7 @@ import { tokenCacheStore } from '@switchyard/tool-worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Json } from '../support/api-client.ts';
 import { Deployment, TEAM_KEYS } from '../support/deployment.ts';
-import { exampleServerPath, tsxArgs } from '../support/paths.ts';
+import { startOAuthPair } from '../support/oauth-pair.ts';
 import { freePort } from '../support/ports.ts';
 
 const SERVER = 'secure';
@@ -129,50 +129,30 @@ describe('per-team credentials (OAuth client credentials)', () => {
       },
     );
     Object.assign(fleet.processEnv, env);
-    const clients = [
-      { client_id: 'switchyard-worker', client_secret: secrets.worker },
-      { client_id: 'team-a', client_secret: secrets.a },
-      { client_id: 'team-b', client_secret: secrets.b },
-      { client_id: 'alpha', client_secret: secrets.alpha },
-      { client_id: 'beta', client_secret: secrets.beta },
-      { client_id: 'protected-mcp', client_secret: secrets.mcp },
-    ];
-    const auth = fleet.group.start(
-      'auth server',
-      tsxArgs(exampleServerPath('auth-server'), '--http', String(authPort)),
+    await startOAuthPair(
+      fleet,
+      { auth: authPort, mcp: mcpPort },
       {
-        AUTH_CLIENTS: JSON.stringify(clients),
-        AUTH_REFRESH_CLIENTS: JSON.stringify([
-          {
-            client_id: 'team-r',
-            client_secret: secrets.r,
-            refresh_token_file: fleet.path('team-r.refresh-token'),
-          },
-        ]),
-        AUTH_RESOURCE: resource,
-        AUTH_LEDGER: fleet.path('auth.jsonl'),
+        server: { client_id: 'protected-mcp', client_secret: secrets.mcp },
+        others: [
+          { client_id: 'switchyard-worker', client_secret: secrets.worker },
+          { client_id: 'team-a', client_secret: secrets.a },
+          { client_id: 'team-b', client_secret: secrets.b },
+          { client_id: 'alpha', client_secret: secrets.alpha },
+          { client_id: 'beta', client_secret: secrets.beta },
+        ],
       },
-    );
-    await auth.waitFor(
-      (log) => typeof log.listening === 'string',
-      'the authorization server to listen',
-      60_000,
-    );
-    const server = fleet.group.start(
-      'protected server',
-      tsxArgs(exampleServerPath('protected'), '--http', String(mcpPort)),
       {
-        AUTH_ISSUER: issuer,
-        AUTH_CLIENT_ID: 'protected-mcp',
-        AUTH_CLIENT_SECRET: secrets.mcp,
-        REQUEST_LEDGER: fleet.path('requests.jsonl'),
-        CALL_LEDGER: fleet.path('calls.jsonl'),
+        auth: {
+          AUTH_REFRESH_CLIENTS: JSON.stringify([
+            {
+              client_id: 'team-r',
+              client_secret: secrets.r,
+              refresh_token_file: fleet.path('team-r.refresh-token'),
+            },
+          ]),
+        },
       },
-    );
-    await server.waitFor(
-      (log) => typeof log.listening === 'string',
-      'the protected MCP server to listen',
-      60_000,
     );
     await Promise.all([fleet.startWorker(), fleet.startOrchestrator('o-creds')]);
     dispatcher = await fleet.dispatcher();

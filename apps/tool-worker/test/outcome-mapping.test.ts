@@ -164,6 +164,30 @@ describe('decideFailure', () => {
       false,
       { kind: 'outcome', hold: true, facts: { attempts: 0 } },
     ],
+    [
+      // The server's authorization cannot be used at all: unavailable to the call, still never sent.
+      {
+        kind: 'credential',
+        error: new CredentialError(
+          'unavailable',
+          'notes',
+          'alpha',
+          'token endpoint https://as/token answered HTTP 404',
+        ),
+      },
+      false,
+      {
+        kind: 'outcome',
+        hold: true,
+        facts: {
+          status: 'unavailable',
+          executed: 'no',
+          attempts: 0,
+          error: 'credential_unavailable',
+          text: "Team alpha's credential for server notes could not be obtained: token endpoint https://as/token answered HTTP 404; the call to notes/add_note was not run.",
+        },
+      },
+    ],
   ] as Array<[AttemptFailure, boolean, object]>)('%j (sent %s) → %j', (what, sent, expected) => {
     expect(decideFailure(what, context({ sent, idempotent: false }))).toMatchObject(expected);
   });

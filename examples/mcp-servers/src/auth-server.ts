@@ -15,6 +15,9 @@ import { httpPort, onTermination } from './serve.ts';
  * - AUTH_REFRESH_CLIENTS: JSON array of { client_id, client_secret, refresh_token_file }: clients of the
  *   refresh token grant. For each, a refresh token is minted at start-up and written to its file — what an
  *   operator would obtain once, interactively, and hand to the deployment as a secret file.
+ * - AUTH_TOKEN_ENDPOINT_STATUS: when set (e.g. 404), every token request is answered with that status and
+ *   a plain-text body, as by a token endpoint that is not there; its metadata still names it.
+ * Every token request is in the ledger (`token_request`, with the status answered), so a test can count them.
  */
 const ClientsSchemaError = 'AUTH_CLIENTS must be a JSON array of { client_id, client_secret }';
 
@@ -121,6 +124,21 @@ async function main(): Promise<void> {
   provider.on('client_credentials.destroyed', (token) =>
     appendLedger(ledger, { event: 'revoked', client_id: token.clientId }),
   );
+
+  const brokenTokenStatus = process.env.AUTH_TOKEN_ENDPOINT_STATUS
+    ? Number(process.env.AUTH_TOKEN_ENDPOINT_STATUS)
+    : undefined;
+  provider.use(async (ctx, next) => {
+    const isTokenRequest = ctx.method === 'POST' && ctx.path === '/token';
+    if (isTokenRequest && brokenTokenStatus !== undefined) {
+      ctx.status = brokenTokenStatus;
+      ctx.type = 'text/plain';
+      ctx.body = 'Not Found';
+    } else {
+      await next();
+    }
+    if (isTokenRequest) appendLedger(ledger, { event: 'token_request', status: ctx.status });
+  });
 
   for (const { client_id, refresh_token_file } of refreshClients) {
     if (refresh_token_file)

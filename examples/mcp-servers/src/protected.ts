@@ -24,6 +24,8 @@ import { HTTP_PATH, httpPort, httpSessions, listenAndAnnounce } from './serve.ts
  * Usage: `protected --http <port>`, with AUTH_ISSUER, AUTH_CLIENT_ID / AUTH_CLIENT_SECRET (its own client,
  * for introspection), REQUEST_LEDGER (every request: JSON-RPC method, label, the identity the token
  * belongs to, a digest of the token — never the token) and CALL_LEDGER (every call that ran).
+ * RESOURCE_METADATA_PATH (e.g. `/custom/prm.json`) publishes the protected-resource metadata at that path
+ * only, as RFC 9728 allows: no well-known URL has it, and only the 401's `resource_metadata` leads there.
  */
 export function createProtectedServer(): McpServer {
   const server = new McpServer({ name: 'protected', version: '0.1.0' });
@@ -101,9 +103,18 @@ async function main(): Promise<void> {
 
   const sessions = httpSessions(createProtectedServer);
   const app = express();
-  app.use(
-    mcpAuthMetadataRouter({ oauthMetadata, resourceServerUrl: resourceUrl, scopesSupported: ['tools'] }),
-  );
+  const customMetadataPath = process.env.RESOURCE_METADATA_PATH;
+  let resourceMetadataUrl = getOAuthProtectedResourceMetadataUrl(resourceUrl);
+  if (customMetadataPath) {
+    resourceMetadataUrl = new URL(customMetadataPath, resourceUrl).href;
+    app.get(customMetadataPath, (_req, res) => {
+      res.json({ resource: resourceUrl.href, authorization_servers: [issuer], scopes_supported: ['tools'] });
+    });
+  } else {
+    app.use(
+      mcpAuthMetadataRouter({ oauthMetadata, resourceServerUrl: resourceUrl, scopesSupported: ['tools'] }),
+    );
+  }
   app.use(HTTP_PATH, express.json(), (req, res, next) => {
     // Logged once answered, so the log shows what the bearer check decided.
     const body = req.body as { method?: string; params?: { arguments?: { label?: unknown } } } | undefined;
@@ -124,7 +135,7 @@ async function main(): Promise<void> {
     HTTP_PATH,
     requireBearerAuth({
       verifier: introspectingVerifier(oauthMetadata.introspection_endpoint, clientId, clientSecret),
-      resourceMetadataUrl: getOAuthProtectedResourceMetadataUrl(resourceUrl),
+      resourceMetadataUrl,
       expectedResource: resourceUrl,
     }),
   );

@@ -1,3 +1,4 @@
+import { createPrivateKey } from 'node:crypto';
 import { z } from 'zod';
 
 /** RFC 9110 field-name token: what an HTTP header name may be. */
@@ -29,6 +30,54 @@ const ClientCredentialsSchema = z.strictObject({
   clientSecret: z.string().min(1),
 });
 
+/** The signing algorithms of `private_key_jwt`, each with the key type it needs. */
+const JWT_KEY_TYPES = { RS256: 'rsa', ES256: 'ec' } as const;
+/** A `${VAR}` left unexpanded: a process that never reads the key (the orchestrator) does not check it. */
+const UNEXPANDED = /^\$\{[A-Za-z_][A-Za-z0-9_]*(:-[^}]*)?\}$/;
+
+/**
+ * OAuth 2.1 client credentials grant, the client authenticated by a JWT it signs (RFC 7523 §2.2,
+ * `private_key_jwt`): the authorization server holds the public key, the private key never leaves the
+ * worker. The key is a PKCS#8 PEM, normally from the environment (`${VAR}`; `\n` escapes are read as line
+ * breaks, as a one-line secret often carries them). It is parsed here, so a key that is not one, or that
+ * does not fit `algorithm`, stops the process naming the key.
+ */
+const PrivateKeyJwtSchema = z
+  .strictObject({
+    type: z.literal('private_key_jwt'),
+    ...oauthCommon,
+    privateKey: z
+      .string()
+      .min(1)
+      .transform((pem) => pem.replaceAll('\\n', '\n').trim()),
+    algorithm: z.enum(['RS256', 'ES256']).default('RS256'),
+  })
+  .superRefine((credential, context) => {
+    if (UNEXPANDED.test(credential.privateKey)) return;
+    let type: string | undefined;
+    let curve: string | undefined;
+    try {
+      const key = createPrivateKey(credential.privateKey);
+      type = key.asymmetricKeyType;
+      curve = key.asymmetricKeyDetails?.namedCurve;
+    } catch {
+      context.addIssue({
+        code: 'custom',
+        path: ['privateKey'],
+        message: 'not a PEM private key (-----BEGIN PRIVATE KEY----- …)',
+      });
+      return;
+    }
+    const wanted = JWT_KEY_TYPES[credential.algorithm];
+    if (type !== wanted || (wanted === 'ec' && curve !== 'prime256v1')) {
+      context.addIssue({
+        code: 'custom',
+        path: ['algorithm'],
+        message: `${credential.algorithm} needs ${wanted === 'ec' ? 'an EC P-256' : 'an RSA'} key; privateKey is ${type}${curve ? ` (${curve})` : ''}`,
+      });
+    }
+  });
+
 /**
  * A refresh token an operator obtained for the team (once, interactively) and handed over through the
  * environment or a secret file. A rotated refresh token is kept in the fleet's token cache.
@@ -52,6 +101,7 @@ const RefreshTokenSchema = z
 export const CredentialSchema = z.discriminatedUnion('type', [
   HeaderCredentialSchema,
   ClientCredentialsSchema,
+  PrivateKeyJwtSchema,
   RefreshTokenSchema,
 ]);
 

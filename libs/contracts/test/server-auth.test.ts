@@ -1,3 +1,4 @@
+import { generateKeyPairSync } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { ORCHESTRATOR_UNUSED_SECRETS, parseConfig, redisKeys, WORKER_UNUSED_SECRETS } from '../src/index.ts';
 import { errorOf } from './config-error.ts';
@@ -100,6 +101,56 @@ describe('servers.<name>.auth', () => {
     expect(errorOf(() => parseConfig(raw, {}, undefined, { unusedSecrets: WORKER_UNUSED_SECRETS })).key).toBe(
       'servers.docs.auth.teams.team-a.value',
     );
+  });
+
+  it('reads a private_key_jwt credential: the PEM from the environment, checked against its algorithm', () => {
+    const pem = (type: 'rsa' | 'ec') =>
+      (type === 'rsa'
+        ? generateKeyPairSync('rsa', { modulusLength: 2048 })
+        : generateKeyPairSync('ec', { namedCurve: 'P-256' })
+      ).privateKey
+        .export({ type: 'pkcs8', format: 'pem' })
+        .toString();
+    const [rsa, ec] = [pem('rsa'), pem('ec')];
+    const jwt = (extra: Record<string, unknown>) =>
+      withAuth({ teams: { 'team-a': { type: 'private_key_jwt', clientId: 'team-a', ...extra } } });
+    const parsed = (extra: Record<string, unknown>, env: Record<string, string>) => {
+      const docs = parseConfig(jwt(extra), env).servers.docs;
+      return docs?.transport === 'http' ? docs.auth?.teams['team-a'] : undefined;
+    };
+    expect(parsed({ privateKey: '${TEAM_A_KEY}' }, { TEAM_A_KEY: rsa })).toEqual({
+      type: 'private_key_jwt',
+      clientId: 'team-a',
+      privateKey: rsa.trim(),
+      algorithm: 'RS256',
+    });
+    // A one-line secret with \n escapes is read as the PEM it spells.
+    expect(
+      parsed({ privateKey: '${TEAM_A_KEY}', algorithm: 'ES256' }, { TEAM_A_KEY: ec.replaceAll('\n', '\\n') }),
+    ).toMatchObject({ privateKey: ec.trim(), algorithm: 'ES256' });
+
+    const bad = (extra: Record<string, unknown>, env: Record<string, string>) =>
+      errorOf(() => parseConfig(jwt(extra), env));
+    const notPem = bad({ privateKey: '${TEAM_A_KEY}' }, { TEAM_A_KEY: 'not a key' });
+    expect([notPem.key, notPem.reason]).toEqual([
+      'servers.docs.auth.teams.team-a.privateKey',
+      'not a PEM private key (-----BEGIN PRIVATE KEY----- …)',
+    ]);
+    const mismatch = bad({ privateKey: '${TEAM_A_KEY}', algorithm: 'ES256' }, { TEAM_A_KEY: rsa });
+    expect([mismatch.key, mismatch.reason]).toEqual([
+      'servers.docs.auth.teams.team-a.algorithm',
+      'ES256 needs an EC P-256 key; privateKey is rsa',
+    ]);
+    expect(bad({ privateKey: rsa, algorithm: 'HS256' }, {}).key).toBe(
+      'servers.docs.auth.teams.team-a.algorithm',
+    );
+    expect(bad({ algorithm: 'RS256' }, {}).key).toBe('servers.docs.auth.teams.team-a.privateKey');
+    // The orchestrator never reads the key: left unexpanded there, it is not checked.
+    expect(() =>
+      parseConfig(jwt({ privateKey: '${TEAM_A_KEY}' }), {}, undefined, {
+        unusedSecrets: ORCHESTRATOR_UNUSED_SECRETS,
+      }),
+    ).not.toThrow();
   });
 
   it('keys cached tokens by team, issuer and server', () => {

@@ -233,6 +233,11 @@ export class PendingCalls {
         (availability) => availability === 'ready',
         () => true,
       );
+      // What keeps the sessions from being ready (a lastError is worded for any team to read, as the
+      // circuit's outcome quotes it): a call should say why it could not run, not only that it did not.
+      const why = ready
+        ? undefined
+        : await this.deps.catalog.lastError(entry.data.server).catch(() => undefined);
       this.settle(
         entry,
         ready
@@ -247,7 +252,7 @@ export class PendingCalls {
           : localOutcome(
               entry.data,
               'unavailable',
-              `No worker had a ready session to ${entry.data.server} before the deadline; the call was not run.`,
+              `No worker had a ready session to ${entry.data.server} before the deadline${why ? ` (${why})` : ''}; the call was not run.`,
               undefined,
               undefined,
               this.now(),

@@ -1,15 +1,21 @@
 /**
  * Why a call could not carry its team's credential. Each kind is refused before the server ran anything
- * (a 401 is the server refusing to run it), so the call ends `failed` with `executed: no` and is never
- * retried: a retry would only hit the same wall.
+ * (a 401 is the server refusing to run it), so the call ends with `executed: no` and is never retried: a
+ * retry would only hit the same wall. `unavailable` ends `unavailable` (the server's authorization
+ * cannot be used by anyone just now); the others end `failed`.
  */
 export type CredentialProblem =
   /** servers.<name>.auth has neither an entry for the team nor a default. */
   | 'missing'
   /** The server answered 401 to a fresh credential (after one re-acquire). */
   | 'rejected'
-  /** The authorization server could not be found or refused to issue a token. */
+  /** The authorization server refused to issue a token (an OAuth error answer: invalid_client, invalid_grant…). */
   | 'unobtainable'
+  /**
+   * The server's authorization could not be used: no metadata naming a token endpoint, a token endpoint
+   * that is missing or failing, nothing answering. Tried again only after a pause (credential-source.ts).
+   */
+  | 'unavailable'
   /** A stdio server given the team's secrets did not start (or did not complete its handshake). */
   | 'unstartable';
 
@@ -38,6 +44,7 @@ function describe(problem: CredentialProblem, server: string, team: string | und
     case 'rejected':
       return `server ${server} rejected ${whose} credential`;
     case 'unobtainable':
+    case 'unavailable':
       return `${whose} credential for server ${server} could not be obtained`;
     case 'unstartable':
       return `server ${server} did not start with ${whose} credential`;

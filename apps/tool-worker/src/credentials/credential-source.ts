@@ -1,7 +1,13 @@
 import { readFile } from 'node:fs/promises';
 import type { Credential, OAuthCredential } from '@switchyard/contracts';
 import { CredentialError } from './credential-error.ts';
-import { type AuthorizationServer, discoverAuthorizationServer, requestToken } from './oauth-flows.ts';
+import {
+  type AuthorizationServer,
+  discoverAuthorizationServer,
+  OAuthProblem,
+  requestToken,
+} from './oauth-flows.ts';
+import type { ResourceHint } from './resource-hint.ts';
 import type { TokenCache, TokenKey } from './token-cache.ts';
 
 /** One header carrying a credential. Its value is a secret: never logged, never put in an outcome. */
@@ -44,13 +50,24 @@ export class StaticCredentialSource implements CredentialSource {
 const SESSION_IDENTITY = '_session';
 
 /**
+ * After a token could not be had, this identity's calls fail at once with the same error for this long,
+ * doubling per failure up to the maximum: a broken token endpoint or discovery is asked again at that
+ * pace per worker, not once per call or per session reconnect.
+ */
+const FIRST_PAUSE_MS = 5_000;
+const MAX_PAUSE_MS = 300_000;
+
+/**
  * OAuth tokens of one identity for one server, shared by the fleet through the token cache. Concurrent
  * calls of this worker wait for one token request instead of each making their own.
  */
 export class OAuthCredentialSource implements CredentialSource {
   private authorizationServer: Promise<AuthorizationServer> | undefined;
+  /** The protected-resource metadata URL the current discovery used. */
   private resourceMetadataUrl: URL | undefined;
   private inFlight: Promise<AuthHeader> | undefined;
+  /** The last failure to get a token, repeated without asking anyone until `retryAt`. */
+  private failure: { error: CredentialError; retryAt: number; pauseMs: number } | undefined;
 
   constructor(
     readonly team: string | undefined,
@@ -58,24 +75,47 @@ export class OAuthCredentialSource implements CredentialSource {
     private readonly serverUrl: string,
     private readonly credential: OAuthCredential,
     private readonly cache: TokenCache,
+    private readonly hint: ResourceHint,
   ) {}
 
   async current(): Promise<AuthHeader> {
-    const key = await this.key();
-    const cached = await this.cache.get(key);
-    if (cached && cached.renewAt > Date.now()) return bearer(cached.tokenType, cached.accessToken);
-    return this.obtain(key);
+    if (this.failure && Date.now() < this.failure.retryAt) throw this.failure.error;
+    try {
+      const key = await this.key();
+      const cached = await this.cache.get(key);
+      const header =
+        cached && cached.renewAt > Date.now()
+          ? bearer(cached.tokenType, cached.accessToken)
+          : await this.obtain(key);
+      this.failure = undefined;
+      return header;
+    } catch (error) {
+      if (error instanceof CredentialError) this.pause(error);
+      throw error;
+    }
   }
 
   async renew(rejected: AuthHeader, resourceMetadataUrl: URL | undefined): Promise<AuthHeader> {
     if (resourceMetadataUrl && resourceMetadataUrl.href !== this.resourceMetadataUrl?.href) {
       // The server points at (new) metadata: discover again, the authorization server may have moved.
-      this.resourceMetadataUrl = resourceMetadataUrl;
+      this.hint.set(resourceMetadataUrl);
       this.authorizationServer = undefined;
     }
     const key = await this.key();
     await this.cache.reject(key, tokenOf(rejected));
     return this.current();
+  }
+
+  private pause(error: CredentialError): void {
+    // Concurrent calls that waited for the same attempt all get its error: one failure, one pause.
+    if (this.failure?.error === error) return;
+    const pauseMs = Math.min(MAX_PAUSE_MS, this.failure ? this.failure.pauseMs * 2 : FIRST_PAUSE_MS);
+    this.failure = { error, retryAt: Date.now() + pauseMs, pauseMs };
+    if (error.problem === 'unavailable') {
+      // The next try discovers afresh: the server or its authorization server may have been fixed.
+      this.authorizationServer = undefined;
+      this.hint.reset();
+    }
   }
 
   private async key(): Promise<TokenKey> {
@@ -85,11 +125,13 @@ export class OAuthCredentialSource implements CredentialSource {
 
   private discover(): Promise<AuthorizationServer> {
     if (!this.authorizationServer) {
-      const found: Promise<AuthorizationServer> = discoverAuthorizationServer(
-        this.serverUrl,
-        this.credential.issuer,
-        this.resourceMetadataUrl,
-      ).catch((error: unknown) => {
+      const found: Promise<AuthorizationServer> = (async () => {
+        // What the server's own 401 names comes first (MCP authorization spec); well-known URLs after.
+        this.resourceMetadataUrl = await this.hint.get().catch((error: unknown) => {
+          throw new OAuthProblem('unavailable', (error as Error).message);
+        });
+        return discoverAuthorizationServer(this.serverUrl, this.credential.issuer, this.resourceMetadataUrl);
+      })().catch((error: unknown) => {
         // A failed discovery is tried again on the next call, not remembered.
         if (this.authorizationServer === found) this.authorizationServer = undefined;
         throw this.unobtainable(error);
@@ -138,7 +180,9 @@ export class OAuthCredentialSource implements CredentialSource {
 
   private unobtainable(error: unknown): CredentialError {
     if (error instanceof CredentialError) return error;
-    return new CredentialError('unobtainable', this.server, this.team, (error as Error).message);
+    const problem =
+      error instanceof OAuthProblem && error.kind === 'unavailable' ? 'unavailable' : 'unobtainable';
+    return new CredentialError(problem, this.server, this.team, (error as Error).message);
   }
 }
 
@@ -156,9 +200,10 @@ export function credentialSource(
   serverUrl: string,
   credential: Credential,
   cache: TokenCache,
+  hint: ResourceHint,
 ): CredentialSource {
   if (credential.type === 'header') {
     return new StaticCredentialSource(team, server, { name: credential.header, value: credential.value });
   }
-  return new OAuthCredentialSource(team, server, serverUrl, credential, cache);
+  return new OAuthCredentialSource(team, server, serverUrl, credential, cache, hint);
 }

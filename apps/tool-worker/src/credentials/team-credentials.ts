@@ -1,6 +1,7 @@
 import type { Credential, ServerConfig, Store } from '@switchyard/contracts';
 import { CredentialError } from './credential-error.ts';
 import { type CredentialSource, credentialSource } from './credential-source.ts';
+import { ResourceHint } from './resource-hint.ts';
 import { TokenCache } from './token-cache.ts';
 
 /**
@@ -10,6 +11,8 @@ import { TokenCache } from './token-cache.ts';
 export class TeamCredentials {
   private readonly cache: TokenCache;
   private readonly sources = new Map<string, CredentialSource>();
+  /** Per server: where its 401 says its resource metadata is, shared by every identity. */
+  private readonly hints = new Map<string, ResourceHint>();
 
   constructor(
     private readonly servers: Record<string, ServerConfig>,
@@ -55,7 +58,12 @@ export class TeamCredentials {
     let source = this.sources.get(id);
     if (!source) {
       const config = this.servers[server] as Extract<ServerConfig, { url: string }>;
-      source = credentialSource(team, server, config.url, credential, this.cache);
+      let hint = this.hints.get(server);
+      if (!hint) {
+        hint = new ResourceHint(config.url, config.transport);
+        this.hints.set(server, hint);
+      }
+      source = credentialSource(team, server, config.url, credential, this.cache, hint);
       this.sources.set(id, source);
     }
     return source;

@@ -231,10 +231,13 @@ function failedFacts(
   }
 }
 
-/** A call refused for its team's credential: never sent (or refused unrun), never retried. */
+/**
+ * A call refused for its team's credential: never sent (or refused unrun), never retried. A server whose
+ * authorization cannot be used at all is `unavailable` to the call, as a server without a healthy session.
+ */
 export function credentialFacts(error: CredentialError, name: string, attempts: number): DecidedFacts {
   return {
-    status: 'failed',
+    status: error.problem === 'unavailable' ? 'unavailable' : 'failed',
     executed: 'no',
     attempts,
     text: `${capitalized(error.message)}; the call to ${name} was not run.`,
