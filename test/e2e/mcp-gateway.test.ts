@@ -7,7 +7,13 @@ import { Deployment, type Orchestrator, TEAM_KEYS } from '../support/deployment.
 import { exampleServer } from '../support/fleet.ts';
 import { inspectorCli } from '../support/inspector-cli.ts';
 import { waitForLedger } from '../support/ledger.ts';
-import { connectGateway, type GatewayClient, REVISIONS, type Revision } from '../support/mcp-clients.ts';
+import {
+  connectGateway,
+  type GatewayClient,
+  type HeardLog,
+  REVISIONS,
+  type Revision,
+} from '../support/mcp-clients.ts';
 
 const OUTCOME = 'io.switchyard/outcome';
 const IDEMPOTENCY = 'io.switchyard/idempotency-key';
@@ -45,8 +51,12 @@ describe('the /mcp gateway', () => {
     await deployment?.close();
   });
 
-  const connect = async (revision: Revision, key: string = TEAM_KEYS.alpha) => {
-    const client = await connectGateway(orchestrator.url, key, revision);
+  const connect = async (
+    revision: Revision,
+    key: string = TEAM_KEYS.alpha,
+    options: { onLog?: (log: HeardLog) => void } = {},
+  ) => {
+    const client = await connectGateway(orchestrator.url, key, revision, options);
     clients.push(client);
     return client;
   };
@@ -93,6 +103,36 @@ describe('the /mcp gateway', () => {
 
   for (const revision of REVISIONS) {
     describe(`MCP ${revision}`, () => {
+      it("relays the tool's log messages at the level the call asks for, bounded, before its result", async () => {
+        const heard: HeardLog[] = [];
+        const client = await connect(revision, TEAM_KEYS.alpha, { onLog: (log) => heard.push(log) });
+        const lines = [
+          { level: 'debug', text: `${revision} quiet` },
+          { level: 'info', text: `${revision} told` },
+          { level: 'warning', text: `${revision} warned` },
+          { level: 'error', text: 'x'.repeat(10_000) },
+        ];
+        const call = (level?: string) =>
+          client.callTool({
+            name: 'patient__log_lines',
+            arguments: { lines, gapMs: 5 },
+            ...(level ? { _meta: { 'io.modelcontextprotocol/logLevel': level } } : {}),
+          });
+        const asked: Json = await call('warning');
+        expect(asked.content[0].text).toBe('sent 4 log message(s)');
+        // Heard before the result: warning and error only, the long one cut with a marker.
+        expect(heard.map((log) => log.level)).toEqual(['warning', 'error']);
+        expect(heard[0]).toEqual({ level: 'warning', logger: 'slow', data: `${revision} warned` });
+        expect(String(heard[1]?.data)).toMatch(/^"x{1000,}.*… \[cut: 10002 characters of JSON\]$/);
+        expect(String(heard[1]?.data).length).toBeLessThanOrEqual(4_000);
+        heard.length = 0;
+        // No level named: 2026-07-28 sends none (the spec's MUST NOT); 2025-11-25 sends info and up.
+        await call();
+        expect(heard.map((log) => log.data)).toEqual(
+          revision === '2026-07-28' ? [] : [`${revision} told`, `${revision} warned`, expect.any(String)],
+        );
+      });
+
       it("lists the team's tools with their schemas and annotations", async () => {
         const client = await connect(revision);
         const { tools } = await client.listTools();

@@ -6,7 +6,7 @@ import {
   type ServerContext,
 } from '@modelcontextprotocol/server';
 import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
-import { contextFrom, toolCallJobId, toolQueueName } from '@switchyard/contracts';
+import { contextFrom, logLevelPasses, toolCallJobId, toolQueueName } from '@switchyard/contracts';
 import { ATTR } from '@switchyard/telemetry';
 import type { Team } from '../auth/teams.service.ts';
 import { type ModelTool, ModelToolCatalog } from '../catalog/model-tool-catalog.ts';
@@ -22,6 +22,7 @@ import { OrchestratorMetrics } from '../metrics/orchestrator-metrics.ts';
 import type { Logger } from '../runtime/logger.ts';
 import { LOGGER } from '../runtime/tokens.ts';
 import { inSpan, SpanKind } from '../telemetry/spans.ts';
+import { callLogLevel } from './call-log-level.ts';
 import { GATEWAY_CALL_ID, GatewayJobs } from './gateway-jobs.ts';
 import { endedWithoutOutcome, notice, toCallToolResult } from './outcome-result.ts';
 import { RequestRegistry } from './request-registry.ts';
@@ -147,7 +148,7 @@ export class GatewayCalls implements OnModuleInit {
         if (!admitted) return answer;
         if (follow) return follow(admitted);
         const { job, name, args, key, server, log } = admitted;
-        const outcome = await this.waitFor(team, job, name, args, key, ctx, log, server);
+        const outcome = await this.waitFor(team, job, name, args, key, ctx, log, server, protocolVersion);
         return outcome
           ? toCallToolResult(outcome, job.id)
           : notice(
@@ -293,8 +294,10 @@ export class GatewayCalls implements OnModuleInit {
     ctx: ServerContext,
     log: Logger,
     server: string | undefined,
+    protocolVersion: string | undefined,
   ) {
     const progressToken = ctx.mcpReq._meta?.progressToken;
+    const logLevel = callLogLevel(ctx, protocolVersion === '2026-07-28');
     const notify = (progress: { progress: number; total?: number; message?: string }) => {
       if (progressToken === undefined) return;
       ctx.mcpReq
@@ -309,6 +312,17 @@ export class GatewayCalls implements OnModuleInit {
       const bullId = toolCallJobId(job.id, GATEWAY_CALL_ID);
       cleanup.push(this.progress.on(toolQueueName(server), bullId, (progress) => notify(progress)));
     }
+    if (logLevel && server) {
+      // The call's own queue job: only this team's call publishes under it (the worker relays a log
+      // message only to the one call in flight on its session, session-logs.ts).
+      const bullId = toolCallJobId(job.id, GATEWAY_CALL_ID);
+      cleanup.push(
+        this.progress.onLog(toolQueueName(server), bullId, ({ log: message }) => {
+          if (!logLevelPasses(message.level, logLevel)) return;
+          ctx.mcpReq.notify({ method: 'notifications/message', params: message }).catch(() => undefined); // the client went away; its cancel is handled below
+        }),
+      );
+    }
     if (!key) {
       const onAbort = () => void this.jobs.cancel(team, job.id).catch(() => undefined /* already ended */);
       ctx.mcpReq.signal.addEventListener('abort', onAbort, { once: true });
@@ -321,6 +335,7 @@ export class GatewayCalls implements OnModuleInit {
         cancel: cancel.signal,
         client: ctx.mcpReq.signal,
         log,
+        ...(logLevel ? { logLevel } : {}),
         onWait: (wait) =>
           notify({
             progress: 0,
