@@ -45,6 +45,23 @@ describe("a call's log messages on their way to its /mcp client", () => {
     });
   });
 
+  it('publishes one message after another, so a slow publish is not overtaken', async () => {
+    const started: unknown[] = [];
+    const finished: unknown[] = [];
+    const relay = async (_id: string, _call: ToolCallJob, log: ToolCallLog['log']) => {
+      started.push(log.data);
+      // The first publish is the slowest, as a NOTIFY on a busy pooled connection may be.
+      await new Promise((resolve) => setTimeout(resolve, log.data === 1 ? 30 : 0));
+      finished.push(log.data);
+    };
+    const logs = callLogs(relay, 'tc-1', call, 'debug');
+    logs.onLog({ level: 'info', data: 1 });
+    logs.onLog({ level: 'info', data: 2 });
+    expect(started).toEqual([]); // nothing is sent synchronously; each waits for the one before
+    await logs.close();
+    expect(finished).toEqual([1, 2]);
+  });
+
   it("cuts a server's long data and logger name", () => {
     const long = boundedLog({ level: 'info', logger: 'l'.repeat(500), data: { text: 'y'.repeat(9_000) } });
     expect(long.logger).toHaveLength(200);

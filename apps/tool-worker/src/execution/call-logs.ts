@@ -41,7 +41,12 @@ export function callLogs(
   let tokens = LOG_BURST;
   let refilledAt = now();
   let dropped = 0;
-  const sent: Array<Promise<void>> = [];
+  // One publish after another: on PostgreSQL each is a NOTIFY on whichever pooled connection is free,
+  // and two in flight at once may commit (and reach the client) in the other order.
+  let chain: Promise<void> = Promise.resolve();
+  const send = (log: ToolCallLog['log']) => {
+    chain = chain.then(() => relay(bullId, call, log));
+  };
   const take = () => {
     const at = now();
     tokens = Math.min(LOG_BURST, tokens + ((at - refilledAt) * LOG_PER_SECOND) / 1000);
@@ -57,19 +62,17 @@ export function callLogs(
         dropped += 1;
         return;
       }
-      sent.push(relay(bullId, call, boundedLog(message)));
+      send(boundedLog(message));
     },
     async close() {
       if (dropped > 0) {
-        sent.push(
-          relay(bullId, call, {
-            level: 'warning',
-            logger: 'switchyard',
-            data: `${dropped} log message(s) of ${call.server}/${call.tool} were not relayed: more than ${LOG_BURST} at once or ${LOG_PER_SECOND} a second`,
-          }),
-        );
+        send({
+          level: 'warning',
+          logger: 'switchyard',
+          data: `${dropped} log message(s) of ${call.server}/${call.tool} were not relayed: more than ${LOG_BURST} at once or ${LOG_PER_SECOND} a second`,
+        });
       }
-      await Promise.all(sent);
+      await chain;
     },
   };
 }
