@@ -331,6 +331,36 @@ describe('the /mcp gateway', () => {
     });
   }
 
+  it("keeps a 2025-11-25 client's logging/setLevel for its key's later calls, and for no other team", async () => {
+    const heard: Record<'alpha' | 'beta', HeardLog[]> = { alpha: [], beta: [] };
+    const lines = [
+      { level: 'info', text: 'routine' },
+      { level: 'error', text: 'broken' },
+    ];
+    const call = async (team: 'alpha' | 'beta') => {
+      // A new client (a new connection, as a stateless endpoint sees every request) for each call.
+      const client = await connect('2025-11-25', TEAM_KEYS[team], { onLog: (log) => heard[team].push(log) });
+      await client.callTool({ name: 'patient__log_lines', arguments: { lines, gapMs: 0 } });
+    };
+    const setter = (await connect('2025-11-25', TEAM_KEYS.beta)) as unknown as {
+      setLoggingLevel: (level: string) => Promise<unknown>;
+    };
+    expect(await setter.setLoggingLevel('error')).toEqual({});
+    try {
+      await call('beta');
+      await call('alpha');
+      expect(heard.beta.map((log) => log.data)).toEqual(['broken']);
+      expect(heard.alpha.map((log) => log.data)).toEqual(['routine', 'broken']);
+      // Lowered again, the next call hears more: the level is the last one set.
+      await setter.setLoggingLevel('debug');
+      heard.beta.length = 0;
+      await call('beta');
+      expect(heard.beta.map((log) => log.data)).toEqual(['routine', 'broken']);
+    } finally {
+      await setter.setLoggingLevel('info');
+    }
+  });
+
   describe('the MCP Inspector CLI', () => {
     const inspect = (key: string | undefined, ...args: string[]) =>
       inspectorCli(

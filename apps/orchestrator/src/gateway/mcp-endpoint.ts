@@ -86,6 +86,15 @@ export class McpEndpoint implements OnModuleDestroy {
       return this.calls.call(requireTeam(team), request.params, context, modern ? '2026-07-28' : undefined);
     });
     if (modern && team) this.tasks.register(server, team);
+    // 2025-11-25: the SDK's own setLevel keeps the level in this one request's server; it is kept per
+    // team and key instead, for the calls that follow (log-levels.ts). 2026-07-28 has no setLevel.
+    const token = ctx.authInfo?.token;
+    if (!modern && team && token) {
+      server.setRequestHandler('logging/setLevel', async (request) => {
+        await this.calls.setLogLevel(team, token, request.params.level);
+        return {};
+      });
+    }
     return mcp;
   }
 }
