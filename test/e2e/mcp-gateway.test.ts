@@ -39,6 +39,8 @@ describe('the /mcp gateway', () => {
         slow: exampleServer('slow', { env: { SLOW_LEDGER: `${dir}/slow.jsonl` }, timeoutMs: 1_500 }),
         // The same server with room to be cancelled before any timeout.
         patient: exampleServer('slow', { env: { SLOW_LEDGER: `${dir}/patient.jsonl` }, timeoutMs: 120_000 }),
+        // A 2026-07-28-only server: it logs only at the level each request's _meta names.
+        modern: exampleServer('modern'),
       }),
       { orchestrator: { mcp: { allowedOrigins: [ALLOWED_ORIGIN] } } },
     );
@@ -131,6 +133,31 @@ describe('the /mcp gateway', () => {
         expect(heard.map((log) => log.data)).toEqual(
           revision === '2026-07-28' ? [] : [`${revision} told`, `${revision} warned`, expect.any(String)],
         );
+      });
+
+      it('asks a 2026-07-28 server for the logs at the level the /mcp call wants', async () => {
+        const heard: HeardLog[] = [];
+        const client = await connect(revision, TEAM_KEYS.alpha, { onLog: (log) => heard.push(log) });
+        const lines = [
+          { level: 'debug', text: 'fine detail' },
+          { level: 'notice', text: 'worth knowing' },
+          { level: 'critical', text: 'on fire' },
+        ];
+        const call = (level?: string) =>
+          client.callTool({
+            name: 'modern__log',
+            arguments: { lines },
+            ...(level ? { _meta: { 'io.modelcontextprotocol/logLevel': level } } : {}),
+          });
+        // The server sends nothing unless the worker's request names a level: these came because it did.
+        await call('notice');
+        expect(heard).toEqual([
+          { level: 'notice', logger: 'modern', data: 'worth knowing' },
+          { level: 'critical', logger: 'modern', data: 'on fire' },
+        ]);
+        heard.length = 0;
+        await call('debug');
+        expect(heard.map((log) => log.data)).toEqual(['fine detail', 'worth knowing', 'on fire']);
       });
 
       it("lists the team's tools with their schemas and annotations", async () => {
