@@ -17,7 +17,11 @@ export async function startAuthProxy(
   const upstream = new URL(target);
   const server: Server = createServer((incoming, outgoing) => {
     void forwardBody(incoming, options.rename).then(({ body, name }) => {
-      const headers = { ...incoming.headers, host: upstream.host, authorization: `Bearer ${key}` };
+      const headers: Record<string, string | string[] | undefined> = {
+        ...incoming.headers,
+        host: upstream.host,
+        authorization: `Bearer ${key}`,
+      };
       if (body) {
         headers['content-length'] = String(body.length);
         if (name && headers['mcp-name']) headers['mcp-name'] = name;
