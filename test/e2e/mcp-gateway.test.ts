@@ -41,6 +41,8 @@ describe('the /mcp gateway', () => {
         patient: exampleServer('slow', { env: { SLOW_LEDGER: `${dir}/patient.jsonl` }, timeoutMs: 120_000 }),
         // A 2026-07-28-only server: it logs only at the level each request's _meta names.
         modern: exampleServer('modern'),
+        // Two calls at once on one session: whose log message is whose cannot be known.
+        shared: exampleServer('slow', { env: { SLOW_LEDGER: `${dir}/shared.jsonl` }, concurrency: 2 }),
       }),
       { orchestrator: { mcp: { allowedOrigins: [ALLOWED_ORIGIN] } } },
     );
@@ -386,6 +388,30 @@ describe('the /mcp gateway', () => {
     } finally {
       await setter.setLoggingLevel('info');
     }
+  });
+
+  it("hands a log message to nobody while another team's call runs on the same session", async () => {
+    const heard: Record<'alpha' | 'beta', HeardLog[]> = { alpha: [], beta: [] };
+    const debug = { 'io.modelcontextprotocol/logLevel': 'debug' };
+    const alpha = await connect('2026-07-28', TEAM_KEYS.alpha, { onLog: (log) => heard.alpha.push(log) });
+    const beta = await connect('2026-07-28', TEAM_KEYS.beta, { onLog: (log) => heard.beta.push(log) });
+    // Beta's call holds the session's other slot, and wants logs too.
+    const betaCall = beta.callTool({ name: 'shared__sleep', arguments: { ms: 1_500 }, _meta: debug });
+    await waitForLedger(deployment.path('shared.jsonl'), (rows) => rows.some((row) => row.phase === 'start'));
+    const lines = [{ level: 'info', text: 'alpha-private' }];
+    const during: Json = await alpha.callTool({
+      name: 'shared__log_lines',
+      arguments: { lines, gapMs: 0 },
+      _meta: debug,
+    });
+    expect(during.content[0].text).toBe('sent 1 log message(s)');
+    await betaCall;
+    // Neither heard it: the message named no call, and two were in flight.
+    expect(heard).toEqual({ alpha: [], beta: [] });
+    // Alone on the session, alpha's call hears its own line.
+    await alpha.callTool({ name: 'shared__log_lines', arguments: { lines, gapMs: 0 }, _meta: debug });
+    expect(heard.alpha.map((log) => log.data)).toEqual(['alpha-private']);
+    expect(heard.beta).toEqual([]);
   });
 
   describe('the MCP Inspector CLI', () => {
