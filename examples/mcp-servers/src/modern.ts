@@ -2,6 +2,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { McpServer, PROTOCOL_VERSION_META_KEY, type ServerContext } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import { appendLedger } from './ledger.ts';
+import { LOG_LEVELS } from './log-levels.ts';
 import { abortReason } from './meta.ts';
 import { isMain } from './serve.ts';
 import { serveModern } from './serve-modern.ts';
@@ -50,16 +51,7 @@ export function createModernServer(): McpServer {
         lines: z
           .array(
             z.object({
-              level: z.enum([
-                'debug',
-                'info',
-                'notice',
-                'warning',
-                'error',
-                'critical',
-                'alert',
-                'emergency',
-              ]),
+              level: z.enum(LOG_LEVELS),
               text: z.string().max(10_000),
             }),
           )

@@ -2,6 +2,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import { appendLedger } from './ledger.ts';
+import { LOG_LEVELS } from './log-levels.ts';
 import { abortReason, traceparentOf } from './meta.ts';
 import { isMain, serve } from './serve.ts';
 
@@ -10,7 +11,6 @@ import { isMain, serve } from './serve.ts';
  * record in SLOW_LEDGER, then 'done' or, when the client cancels (notifications/cancelled,
  * e.g. after a client-side timeout), 'cancelled' — proof that the cancel reached the server.
  */
-const LEVELS = ['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency'] as const;
 /** What the conformance suite's `test_tool_with_logging` logs (tools-call-with-logging). */
 const CONFORMANCE_LINES = [
   { level: 'info' as const, text: 'Tool execution started' },
@@ -31,7 +31,7 @@ export function createSlowServer(): McpServer {
         "Sends each line as an MCP log message (notifications/message) at its level, gapMs apart, then returns how many it sent. Without lines: the conformance suite's three info lines.",
       inputSchema: {
         lines: z
-          .array(z.object({ level: z.enum(LEVELS), text: z.string().max(100_000) }))
+          .array(z.object({ level: z.enum(LOG_LEVELS), text: z.string().max(100_000) }))
           .max(1_000)
           .default(CONFORMANCE_LINES),
         gapMs: z.number().int().min(0).max(10_000).default(50),
