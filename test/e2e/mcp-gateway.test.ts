@@ -7,7 +7,13 @@ import { Deployment, type Orchestrator, TEAM_KEYS } from '../support/deployment.
 import { exampleServer } from '../support/fleet.ts';
 import { inspectorCli } from '../support/inspector-cli.ts';
 import { waitForLedger } from '../support/ledger.ts';
-import { connectGateway, type GatewayClient, REVISIONS, type Revision } from '../support/mcp-clients.ts';
+import {
+  connectGateway,
+  type GatewayClient,
+  type HeardLog,
+  REVISIONS,
+  type Revision,
+} from '../support/mcp-clients.ts';
 
 const OUTCOME = 'io.switchyard/outcome';
 const IDEMPOTENCY = 'io.switchyard/idempotency-key';
@@ -33,6 +39,10 @@ describe('the /mcp gateway', () => {
         slow: exampleServer('slow', { env: { SLOW_LEDGER: `${dir}/slow.jsonl` }, timeoutMs: 1_500 }),
         // The same server with room to be cancelled before any timeout.
         patient: exampleServer('slow', { env: { SLOW_LEDGER: `${dir}/patient.jsonl` }, timeoutMs: 120_000 }),
+        // A 2026-07-28-only server: it logs only at the level each request's _meta names.
+        modern: exampleServer('modern'),
+        // Two calls at once on one session: whose log message is whose cannot be known.
+        shared: exampleServer('slow', { env: { SLOW_LEDGER: `${dir}/shared.jsonl` }, concurrency: 2 }),
       }),
       { orchestrator: { mcp: { allowedOrigins: [ALLOWED_ORIGIN] } } },
     );
@@ -45,8 +55,12 @@ describe('the /mcp gateway', () => {
     await deployment?.close();
   });
 
-  const connect = async (revision: Revision, key: string = TEAM_KEYS.alpha) => {
-    const client = await connectGateway(orchestrator.url, key, revision);
+  const connect = async (
+    revision: Revision,
+    key: string = TEAM_KEYS.alpha,
+    options: { onLog?: (log: HeardLog) => void } = {},
+  ) => {
+    const client = await connectGateway(orchestrator.url, key, revision, options);
     clients.push(client);
     return client;
   };
@@ -93,6 +107,61 @@ describe('the /mcp gateway', () => {
 
   for (const revision of REVISIONS) {
     describe(`MCP ${revision}`, () => {
+      it("relays the tool's log messages at the level the call asks for, bounded, before its result", async () => {
+        const heard: HeardLog[] = [];
+        const client = await connect(revision, TEAM_KEYS.alpha, { onLog: (log) => heard.push(log) });
+        const lines = [
+          { level: 'debug', text: `${revision} quiet` },
+          { level: 'info', text: `${revision} told` },
+          { level: 'warning', text: `${revision} warned` },
+          { level: 'error', text: 'x'.repeat(10_000) },
+        ];
+        const call = (level?: string) =>
+          client.callTool({
+            name: 'patient__log_lines',
+            arguments: { lines, gapMs: 5 },
+            ...(level ? { _meta: { 'io.modelcontextprotocol/logLevel': level } } : {}),
+          });
+        const asked: Json = await call('warning');
+        expect(asked.content[0].text).toBe('sent 4 log message(s)');
+        // Heard before the result: warning and error only, the long one cut with a marker.
+        expect(heard.map((log) => log.level)).toEqual(['warning', 'error']);
+        expect(heard[0]).toEqual({ level: 'warning', logger: 'slow', data: `${revision} warned` });
+        expect(String(heard[1]?.data)).toMatch(/^"x{1000,}.*… \[cut: 10002 characters of JSON\]$/);
+        expect(String(heard[1]?.data).length).toBeLessThanOrEqual(4_000);
+        heard.length = 0;
+        // No level named: 2026-07-28 sends none (the spec's MUST NOT); 2025-11-25 sends info and up.
+        await call();
+        expect(heard.map((log) => log.data)).toEqual(
+          revision === '2026-07-28' ? [] : [`${revision} told`, `${revision} warned`, expect.any(String)],
+        );
+      });
+
+      it('asks a 2026-07-28 server for the logs at the level the /mcp call wants', async () => {
+        const heard: HeardLog[] = [];
+        const client = await connect(revision, TEAM_KEYS.alpha, { onLog: (log) => heard.push(log) });
+        const lines = [
+          { level: 'debug', text: 'fine detail' },
+          { level: 'notice', text: 'worth knowing' },
+          { level: 'critical', text: 'on fire' },
+        ];
+        const call = (level?: string) =>
+          client.callTool({
+            name: 'modern__log',
+            arguments: { lines },
+            ...(level ? { _meta: { 'io.modelcontextprotocol/logLevel': level } } : {}),
+          });
+        // The server sends nothing unless the worker's request names a level: these came because it did.
+        await call('notice');
+        expect(heard).toEqual([
+          { level: 'notice', logger: 'modern', data: 'worth knowing' },
+          { level: 'critical', logger: 'modern', data: 'on fire' },
+        ]);
+        heard.length = 0;
+        await call('debug');
+        expect(heard.map((log) => log.data)).toEqual(['fine detail', 'worth knowing', 'on fire']);
+      });
+
       it("lists the team's tools with their schemas and annotations", async () => {
         const client = await connect(revision);
         const { tools } = await client.listTools();
@@ -290,6 +359,60 @@ describe('the /mcp gateway', () => {
       });
     });
   }
+
+  it("keeps a 2025-11-25 client's logging/setLevel for its key's later calls, and for no other team", async () => {
+    const heard: Record<'alpha' | 'beta', HeardLog[]> = { alpha: [], beta: [] };
+    const lines = [
+      { level: 'info', text: 'routine' },
+      { level: 'error', text: 'broken' },
+    ];
+    const call = async (team: 'alpha' | 'beta') => {
+      // A new client (a new connection, as a stateless endpoint sees every request) for each call.
+      const client = await connect('2025-11-25', TEAM_KEYS[team], { onLog: (log) => heard[team].push(log) });
+      await client.callTool({ name: 'patient__log_lines', arguments: { lines, gapMs: 0 } });
+    };
+    const setter = (await connect('2025-11-25', TEAM_KEYS.beta)) as unknown as {
+      setLoggingLevel: (level: string) => Promise<unknown>;
+    };
+    expect(await setter.setLoggingLevel('error')).toEqual({});
+    try {
+      await call('beta');
+      await call('alpha');
+      expect(heard.beta.map((log) => log.data)).toEqual(['broken']);
+      expect(heard.alpha.map((log) => log.data)).toEqual(['routine', 'broken']);
+      // Lowered again, the next call hears more: the level is the last one set.
+      await setter.setLoggingLevel('debug');
+      heard.beta.length = 0;
+      await call('beta');
+      expect(heard.beta.map((log) => log.data)).toEqual(['routine', 'broken']);
+    } finally {
+      await setter.setLoggingLevel('info');
+    }
+  });
+
+  it("hands a log message to nobody while another team's call runs on the same session", async () => {
+    const heard: Record<'alpha' | 'beta', HeardLog[]> = { alpha: [], beta: [] };
+    const debug = { 'io.modelcontextprotocol/logLevel': 'debug' };
+    const alpha = await connect('2026-07-28', TEAM_KEYS.alpha, { onLog: (log) => heard.alpha.push(log) });
+    const beta = await connect('2026-07-28', TEAM_KEYS.beta, { onLog: (log) => heard.beta.push(log) });
+    // Beta's call holds the session's other slot, and wants logs too.
+    const betaCall = beta.callTool({ name: 'shared__sleep', arguments: { ms: 1_500 }, _meta: debug });
+    await waitForLedger(deployment.path('shared.jsonl'), (rows) => rows.some((row) => row.phase === 'start'));
+    const lines = [{ level: 'info', text: 'alpha-private' }];
+    const during: Json = await alpha.callTool({
+      name: 'shared__log_lines',
+      arguments: { lines, gapMs: 0 },
+      _meta: debug,
+    });
+    expect(during.content[0].text).toBe('sent 1 log message(s)');
+    await betaCall;
+    // Neither heard it: the message named no call, and two were in flight.
+    expect(heard).toEqual({ alpha: [], beta: [] });
+    // Alone on the session, alpha's call hears its own line.
+    await alpha.callTool({ name: 'shared__log_lines', arguments: { lines, gapMs: 0 }, _meta: debug });
+    expect(heard.alpha.map((log) => log.data)).toEqual(['alpha-private']);
+    expect(heard.beta).toEqual([]);
+  });
 
   describe('the MCP Inspector CLI', () => {
     const inspect = (key: string | undefined, ...args: string[]) =>

@@ -9,6 +9,7 @@ import type { JsonValue } from '@modelcontextprotocol/ext-tasks/core';
 import { withTaskCapabilityV2 } from '@modelcontextprotocol/ext-tasks/core/v2';
 import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as LegacyTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 
 /** The two MCP revisions /mcp serves, each with the client SDK that speaks it. */
 export type Revision = '2025-11-25' | '2026-07-28';
@@ -36,19 +37,31 @@ const auth = (key: string | undefined): RequestInit =>
  * Connects to `<url>/mcp` with a team key: `2025-11-25` with the v1 SDK (`@modelcontextprotocol/sdk`),
  * `2026-07-28` with the v2 client (`@modelcontextprotocol/client`) pinned to that revision.
  */
+/** One `notifications/message` a client heard. */
+export interface HeardLog {
+  level: string;
+  logger?: string | undefined;
+  data: unknown;
+}
+
 export async function connectGateway(
   url: string,
   key: string | undefined,
   revision: Revision,
+  options: { onLog?: (log: HeardLog) => void } = {},
 ): Promise<GatewayClient> {
   const endpoint = new URL('/mcp', url);
   const info = { name: `switchyard-test-${revision}`, version: '1.0.0' };
   if (revision === '2025-11-25') {
     const client = new LegacyClient(info);
+    const { onLog } = options;
+    if (onLog) client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => onLog(n.params));
     await client.connect(new LegacyTransport(endpoint, { requestInit: auth(key) }));
     return client as unknown as GatewayClient;
   }
   const client = new ModernClient(info, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
+  const { onLog } = options;
+  if (onLog) client.setNotificationHandler('notifications/message', (n) => onLog(n.params));
   await client.connect(new ModernTransport(endpoint, { requestInit: auth(key) }));
   // v2's callTool takes (params, options); v1's takes (params, resultSchema, options).
   return {

@@ -45,6 +45,12 @@ function rowsOf(now: number): Array<{ table: string; insert: string; expired: un
       live: ['live', now + MINUTE],
     },
     {
+      table: 'mcp_log_level',
+      insert: `INSERT INTO mcp_log_level (team, client, level, expires_at_ms) VALUES ('t', $1, 'info', $2)`,
+      expired: ['expired', now - 1_000],
+      live: ['live', now + MINUTE],
+    },
+    {
       // A dead worker's heartbeat stays for the catalog's one-minute horizon: a lapsed one is kept.
       table: 'worker_heartbeat',
       insert: `INSERT INTO worker_heartbeat (worker_id, record, expires_at_ms) VALUES ($1, '{}', $2)`,
@@ -68,6 +74,7 @@ const KEY_OF: Record<string, string> = {
   oauth_token: 'key',
   renew_lock: 'key',
   mcp_request: 'request_id',
+  mcp_log_level: 'client',
   worker_heartbeat: 'worker_id',
   latency_sample: 'tool',
 };

@@ -2,6 +2,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { McpServer, PROTOCOL_VERSION_META_KEY, type ServerContext } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import { appendLedger } from './ledger.ts';
+import { LOG_LEVELS } from './log-levels.ts';
 import { abortReason } from './meta.ts';
 import { isMain } from './serve.ts';
 import { serveModern } from './serve-modern.ts';
@@ -16,7 +17,12 @@ const startedAt = new Date(performance.timeOrigin).toISOString();
  */
 export function createModernServer(): McpServer {
   const ledger = process.env.MODERN_LEDGER;
-  const server = new McpServer({ name: 'modern', version: '0.1.0' }, { capabilities: { tools: {} } });
+  // `logging`: `log` sends through ctx.mcpReq.log, which on 2026-07-28 sends nothing unless the request
+  // names a level in its `_meta` (io.modelcontextprotocol/logLevel), and only messages at or above it.
+  const server = new McpServer(
+    { name: 'modern', version: '0.1.0' },
+    { capabilities: { tools: {}, logging: {} } },
+  );
   const record = (ctx: ServerContext, entry: Record<string, unknown>) =>
     appendLedger(ledger, { ...entry, ...wireFacts(ctx) });
 
@@ -32,6 +38,30 @@ export function createModernServer(): McpServer {
     ({ text }, ctx) => {
       record(ctx, { tool: 'echo', phase: 'done' });
       return { content: [{ type: 'text', text }], structuredContent: { text } };
+    },
+  );
+
+  server.registerTool(
+    'log',
+    {
+      title: 'Log',
+      description:
+        'Logs each line at its level (as far as the request asked for logs), then returns their count.',
+      inputSchema: z.object({
+        lines: z
+          .array(
+            z.object({
+              level: z.enum(LOG_LEVELS),
+              text: z.string().max(10_000),
+            }),
+          )
+          .max(100),
+      }),
+      annotations: { readOnlyHint: true, openWorldHint: false },
+    },
+    async ({ lines }, ctx) => {
+      for (const line of lines) await ctx.mcpReq.log(line.level, line.text, 'modern');
+      return { content: [{ type: 'text', text: `logged ${lines.length} line(s)` }] };
     },
   );
 

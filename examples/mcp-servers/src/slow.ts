@@ -2,6 +2,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import { appendLedger } from './ledger.ts';
+import { LOG_LEVELS } from './log-levels.ts';
 import { abortReason, traceparentOf } from './meta.ts';
 import { isMain, serve } from './serve.ts';
 
@@ -10,9 +11,44 @@ import { isMain, serve } from './serve.ts';
  * record in SLOW_LEDGER, then 'done' or, when the client cancels (notifications/cancelled,
  * e.g. after a client-side timeout), 'cancelled' — proof that the cancel reached the server.
  */
+/** What the conformance suite's `test_tool_with_logging` logs (tools-call-with-logging). */
+const CONFORMANCE_LINES = [
+  { level: 'info' as const, text: 'Tool execution started' },
+  { level: 'info' as const, text: 'Tool processing data' },
+  { level: 'info' as const, text: 'Tool execution completed' },
+];
+
 export function createSlowServer(): McpServer {
   const ledger = process.env.SLOW_LEDGER;
-  const server = new McpServer({ name: 'slow', version: '0.1.0' });
+  // `logging`: log_lines sends log messages during its call (relayed to /mcp clients that ask).
+  const server = new McpServer({ name: 'slow', version: '0.1.0' }, { capabilities: { logging: {} } });
+
+  server.registerTool(
+    'log_lines',
+    {
+      title: 'Log lines',
+      description:
+        "Sends each line as an MCP log message (notifications/message) at its level, gapMs apart, then returns how many it sent. Without lines: the conformance suite's three info lines.",
+      inputSchema: {
+        lines: z
+          .array(z.object({ level: z.enum(LOG_LEVELS), text: z.string().max(100_000) }))
+          .max(1_000)
+          .default(CONFORMANCE_LINES),
+        gapMs: z.number().int().min(0).max(10_000).default(50),
+      },
+      annotations: { readOnlyHint: true, openWorldHint: false },
+    },
+    async ({ lines, gapMs }, extra) => {
+      for (const [index, line] of lines.entries()) {
+        if (index > 0 && gapMs > 0) await delay(gapMs, undefined, { signal: extra.signal });
+        await extra.sendNotification({
+          method: 'notifications/message',
+          params: { level: line.level, logger: 'slow', data: line.text },
+        });
+      }
+      return { content: [{ type: 'text', text: `sent ${lines.length} log message(s)` }] };
+    },
+  );
 
   server.registerTool(
     'sleep',

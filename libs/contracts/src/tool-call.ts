@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { SERVER_NAME, TEAM_NAME } from './config.ts';
 import { AnswerSchema } from './question.ts';
+import { LogLevelSchema } from './tool-call-progress.ts';
 import { TraceCarrierSchema } from './trace-carrier.ts';
 
 /** The data of one tool-call job on a server's queue. */
@@ -30,6 +31,12 @@ export const ToolCallJobSchema = z.object({
    * Absent: a question is answered `cancel` and the call ends `input_required`.
    */
   answer: AnswerSchema.optional(),
+  /**
+   * The least severe MCP log level the caller wants relayed (a /mcp client's `logging/setLevel` or
+   * per-request level, docs/semantics.md §16): the worker relays the server's `notifications/message`
+   * at or above it. Absent: no log message of the call leaves the worker.
+   */
+  logLevel: LogLevelSchema.optional(),
 });
 export type ToolCallJob = z.infer<typeof ToolCallJobSchema>;
 export type ToolCallJobInput = z.input<typeof ToolCallJobSchema>;

@@ -1,12 +1,18 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { progressRelayChannel, type ToolCallProgress, type Unsubscribe } from '../src/index.ts';
-import { progressPayload } from '../src/store/postgres/progress-relay-postgres.ts';
+import {
+  progressRelayChannel,
+  type RelayedCallMessage,
+  type ToolCallLog,
+  type ToolCallProgress,
+  type Unsubscribe,
+} from '../src/index.ts';
+import { logPayload, progressPayload } from '../src/store/postgres/progress-relay-postgres.ts';
 import { Collected, contractBackends, type OpenedStore } from './contract-backends.ts';
 
 describe.each(contractBackends)('ProgressRelayChannel on $name', (backend) => {
   let opened: OpenedStore;
   let unsubscribe: Unsubscribe | undefined;
-  const heard = new Collected<ToolCallProgress>();
+  const heard = new Collected<RelayedCallMessage>();
   beforeAll(async () => {
     opened = await backend.open();
     unsubscribe = await progressRelayChannel(opened.store).subscribe(heard.push, {
@@ -48,6 +54,27 @@ describe.each(contractBackends)('ProgressRelayChannel on $name', (backend) => {
       expect(message.startsWith(relayed.message ?? 'absent')).toBe(true);
       expect((relayed.message ?? '').length).toBeGreaterThan(1_000);
     }
+  });
+
+  it('hands a log message to the subscriber on the same channel', async () => {
+    const log: ToolCallLog = {
+      queue: 'tools.{notes}',
+      id: 'tc-log',
+      log: { level: 'warning', logger: 'notes', data: { step: 2, text: 'disk nearly full' } },
+    };
+    await progressRelayChannel(opened.store).publish(log);
+    await heard.wait((items) => items.some((item) => item.id === 'tc-log'));
+    expect(heard.items.find((item) => item.id === 'tc-log')).toEqual(log);
+  });
+});
+
+describe('logPayload', () => {
+  it('keeps a log message that fits, and says what it dropped when one does not', () => {
+    const log: ToolCallLog = { queue: 'q', id: 'a', log: { level: 'info', data: '\u0001'.repeat(3_000) } };
+    expect(logPayload(log, 100_000)).toBe(JSON.stringify(log));
+    const cut = JSON.parse(logPayload(log, 400)) as ToolCallLog;
+    expect(cut.log.level).toBe('info');
+    expect(cut.log.data).toMatch(/^\[log message of 18002 bytes, over what the relay carries\]$/);
   });
 });
 

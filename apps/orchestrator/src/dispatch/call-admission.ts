@@ -50,6 +50,7 @@ export async function admitCall(
     ...(request.team ? { team: request.team } : {}),
     labels: request.labels ?? {},
     ...(request.answer ? { answer: request.answer } : {}),
+    ...(request.logLevel ? { logLevel: request.logLevel } : {}),
   });
   if (!server) {
     return {

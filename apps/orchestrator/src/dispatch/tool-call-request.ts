@@ -1,4 +1,4 @@
-import type { Answer, TraceCarrier } from '@switchyard/contracts';
+import type { Answer, LogLevel, TraceCarrier } from '@switchyard/contracts';
 
 /** One call a door asks the fleet to run (docs/architecture.md §3, step 3). */
 export interface ToolCallRequest {
@@ -15,6 +15,8 @@ export interface ToolCallRequest {
   queueTimeoutMs?: number;
   /** A person's answer to the question the previous round of this call asked (docs/semantics.md §14). */
   answer?: Answer;
+  /** The least severe log level of the server's messages to relay (a /mcp client's); none when absent. */
+  logLevel?: LogLevel;
 }
 
 /** Why an explicitly cancelled job's calls were stopped, as workers and outcomes are told. */

@@ -6,7 +6,13 @@ import {
   type ServerContext,
 } from '@modelcontextprotocol/server';
 import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
-import { contextFrom, toolCallJobId, toolQueueName } from '@switchyard/contracts';
+import {
+  contextFrom,
+  type LogLevel,
+  logLevelPasses,
+  toolCallJobId,
+  toolQueueName,
+} from '@switchyard/contracts';
 import { ATTR } from '@switchyard/telemetry';
 import type { Team } from '../auth/teams.service.ts';
 import { type ModelTool, ModelToolCatalog } from '../catalog/model-tool-catalog.ts';
@@ -22,7 +28,9 @@ import { OrchestratorMetrics } from '../metrics/orchestrator-metrics.ts';
 import type { Logger } from '../runtime/logger.ts';
 import { LOGGER } from '../runtime/tokens.ts';
 import { inSpan, SpanKind } from '../telemetry/spans.ts';
+import { callLogLevel } from './call-log-level.ts';
 import { GATEWAY_CALL_ID, GatewayJobs } from './gateway-jobs.ts';
+import { LogLevels, logLevelClient } from './log-levels.ts';
 import { endedWithoutOutcome, notice, toCallToolResult } from './outcome-result.ts';
 import { RequestRegistry } from './request-registry.ts';
 
@@ -75,6 +83,7 @@ export class GatewayCalls implements OnModuleInit {
     @Inject(GatewayJobs) private readonly gatewayJobs: GatewayJobs,
     @Inject(ProgressListener) private readonly progress: ProgressListener,
     @Inject(RequestRegistry) private readonly requests: RequestRegistry,
+    @Inject(LogLevels) private readonly levels: LogLevels,
     @Inject(OrchestratorMetrics) private readonly metrics: OrchestratorMetrics,
     @Inject(ToolCallDispatcher) private readonly dispatcher: ToolCallDispatcher,
     @Inject(LOGGER) private readonly log: Logger,
@@ -99,6 +108,12 @@ export class GatewayCalls implements OnModuleInit {
   /** The tools a team may call, as its MCP clients see them. */
   async tools(team: Team): Promise<ModelTool[]> {
     return (await this.catalog.view(team.config.tools)).tools;
+  }
+
+  /** A 2025-11-25 client's `logging/setLevel`: its API key's later calls are relayed at that level. */
+  async setLogLevel(team: Team, token: string, level: LogLevel): Promise<void> {
+    await this.levels.set(team.name, logLevelClient(token), level);
+    this.log.info({ team: team.name, level }, 'MCP client set its log level');
   }
 
   /** A client's `notifications/cancelled` (2025-11-25): cancels the team's call with that request id. */
@@ -143,11 +158,21 @@ export class GatewayCalls implements OnModuleInit {
         },
       },
       async () => {
+        // A 2025-11-25 client's logging/setLevel, read while the call is admitted (no wait of its own).
+        const token = ctx.http?.authInfo?.token;
+        const stored =
+          protocolVersion !== '2026-07-28' && token && !follow
+            ? this.levels.get(team.name, logLevelClient(token)).catch((error: unknown) => {
+                this.log.warn({ err: error, team: team.name }, 'could not read the MCP client log level');
+                return undefined;
+              })
+            : undefined;
         const { admitted, answer } = await this.admit(team, params, meta, ctx, protocolVersion);
         if (!admitted) return answer;
         if (follow) return follow(admitted);
         const { job, name, args, key, server, log } = admitted;
-        const outcome = await this.waitFor(team, job, name, args, key, ctx, log, server);
+        const logLevel = callLogLevel(ctx, protocolVersion === '2026-07-28', await stored);
+        const outcome = await this.waitFor(team, job, name, args, key, ctx, log, server, logLevel);
         return outcome
           ? toCallToolResult(outcome, job.id)
           : notice(
@@ -293,6 +318,7 @@ export class GatewayCalls implements OnModuleInit {
     ctx: ServerContext,
     log: Logger,
     server: string | undefined,
+    logLevel: LogLevel | undefined,
   ) {
     const progressToken = ctx.mcpReq._meta?.progressToken;
     const notify = (progress: { progress: number; total?: number; message?: string }) => {
@@ -309,6 +335,17 @@ export class GatewayCalls implements OnModuleInit {
       const bullId = toolCallJobId(job.id, GATEWAY_CALL_ID);
       cleanup.push(this.progress.on(toolQueueName(server), bullId, (progress) => notify(progress)));
     }
+    if (logLevel && server) {
+      // The call's own queue job: only this team's call publishes under it (the worker relays a log
+      // message only to the one call in flight on its session, session-logs.ts).
+      const bullId = toolCallJobId(job.id, GATEWAY_CALL_ID);
+      cleanup.push(
+        this.progress.onLog(toolQueueName(server), bullId, ({ log: message }) => {
+          if (!logLevelPasses(message.level, logLevel)) return;
+          ctx.mcpReq.notify({ method: 'notifications/message', params: message }).catch(() => undefined); // the client went away; its cancel is handled below
+        }),
+      );
+    }
     if (!key) {
       const onAbort = () => void this.jobs.cancel(team, job.id).catch(() => undefined /* already ended */);
       ctx.mcpReq.signal.addEventListener('abort', onAbort, { once: true });
@@ -321,6 +358,7 @@ export class GatewayCalls implements OnModuleInit {
         cancel: cancel.signal,
         client: ctx.mcpReq.signal,
         log,
+        ...(logLevel ? { logLevel } : {}),
         onWait: (wait) =>
           notify({
             progress: 0,

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { trace } from '@opentelemetry/api';
-import type { SwitchyardConfig, ToolCallOutcome } from '@switchyard/contracts';
+import type { LogLevel, SwitchyardConfig, ToolCallOutcome } from '@switchyard/contracts';
 import { TeamsService } from '../auth/teams.service.ts';
 import { InputStore } from '../jobs/input-store.ts';
 import { JobEndings } from '../jobs/job-endings.ts';
@@ -28,6 +28,8 @@ export interface GatewayRun {
   client?: AbortSignal;
   log: Logger;
   labels?: Record<string, string>;
+  /** The least severe log level of the server's messages the client wants (none: no log is relayed). */
+  logLevel?: LogLevel;
   /** Told when the call starts waiting for a person, and again now and then while it does. */
   onWait?: (wait: CallWait) => void;
 }
@@ -120,6 +122,7 @@ export class GatewayJobs {
       // A tool's question is not relayed to the MCP client yet: its call ends `input_required`.
       waits: { approval: true, question: false },
       ...(run.labels ? { labels: run.labels } : {}),
+      ...(run.logLevel ? { logLevel: run.logLevel } : {}),
       // The request's `mcp tools/call` span when a request carries the call (none for a detached task).
       span: trace.getActiveSpan(),
     };

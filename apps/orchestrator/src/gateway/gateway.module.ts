@@ -9,6 +9,7 @@ import { CatalogChanges } from './catalog-changes.ts';
 import { GatewayCalls } from './gateway-calls.ts';
 import { GatewayJobs } from './gateway-jobs.ts';
 import { GatewayTasks } from './gateway-tasks.ts';
+import { LogLevels, logLevels } from './log-levels.ts';
 import { McpEndpoint } from './mcp-endpoint.ts';
 import { McpGatewayController } from './mcp-gateway.controller.ts';
 import { OrphanedCalls } from './orphaned-calls.ts';
@@ -24,6 +25,7 @@ import { RequestRegistry, requestRegistry } from './request-registry.ts';
     GatewayTasks,
     McpEndpoint,
     { provide: RequestRegistry, inject: [STORE], useFactory: requestRegistry },
+    { provide: LogLevels, inject: [STORE], useFactory: logLevels },
     CatalogChanges,
     OrphanedCalls,
   ],

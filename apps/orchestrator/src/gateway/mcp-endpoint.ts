@@ -63,7 +63,13 @@ export class McpEndpoint implements OnModuleDestroy {
     const modern = ctx.era === 'modern';
     const mcp = new McpServer(SERVER_INFO, {
       // The tasks extension exists on 2026-07-28 only; 2025-11-25 clients see no task support at all.
-      capabilities: { tools: { listChanged: true }, ...(modern ? { extensions: TASKS_CAPABILITY } : {}) },
+      // `logging`: the tools' own log messages are relayed during a call (gateway-calls.ts); on
+      // 2025-11-25 it also installs the SDK's logging/setLevel, which answers {} (call-log-level.ts).
+      capabilities: {
+        tools: { listChanged: true },
+        logging: {},
+        ...(modern ? { extensions: TASKS_CAPABILITY } : {}),
+      },
       instructions:
         "Switchyard: the tools of a fleet of MCP servers, named <server>__<tool>. Each call runs as a job on its server's queue; a failed call says whether the tool ran.",
     });
@@ -80,6 +86,15 @@ export class McpEndpoint implements OnModuleDestroy {
       return this.calls.call(requireTeam(team), request.params, context, modern ? '2026-07-28' : undefined);
     });
     if (modern && team) this.tasks.register(server, team);
+    // 2025-11-25: the SDK's own setLevel keeps the level in this one request's server; it is kept per
+    // team and key instead, for the calls that follow (log-levels.ts). 2026-07-28 has no setLevel.
+    const token = ctx.authInfo?.token;
+    if (!modern && team && token) {
+      server.setRequestHandler('logging/setLevel', async (request) => {
+        await this.calls.setLogLevel(team, token, request.params.level);
+        return {};
+      });
+    }
     return mcp;
   }
 }

@@ -1,4 +1,5 @@
 import type { Span } from '@opentelemetry/api';
+import type { LogLevel } from '@switchyard/contracts';
 import type { ToolFilter } from '../catalog/model-tool-catalog.ts';
 import type { JobRecord } from '../jobs/job-store.ts';
 import type { Logger } from '../runtime/logger.ts';
@@ -33,6 +34,11 @@ export interface CallContext {
    * never sent (`denied`) and a question ends the call `input_required`.
    */
   waits: { approval: boolean; question: boolean };
+  /**
+   * The least severe MCP log level of the server's messages the caller wants relayed (a /mcp client's
+   * level); absent for every other door, so no log message of their calls leaves the worker.
+   */
+  logLevel?: LogLevel;
   /** Labels the caller adds to each dispatched call (e.g. the gateway's progress relay). */
   labels?: Record<string, string>;
   /**

@@ -178,6 +178,7 @@ export class ToolCallLifeCycle {
                   team: job.team,
                   labels: { ...context.labels, team: job.team },
                   ...(answered.answer ? { answer: answered.answer } : {}),
+                  ...(context.logLevel ? { logLevel: context.logLevel } : {}),
                 }),
               );
             } finally {

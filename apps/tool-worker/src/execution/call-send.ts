@@ -12,6 +12,7 @@ import { callCredential } from '../credentials/credential-fetch.ts';
 import type { CredentialSource } from '../credentials/credential-source.ts';
 import type { Logger } from '../runtime/logger.ts';
 import type { ManagedSession } from '../sessions/managed-session.ts';
+import { callLogs } from './call-logs.ts';
 import type { CallPolicy } from './call-policy.ts';
 import type { CallQuestions } from './call-questions.ts';
 import { type AttemptMcpSpan, describeSession, inMcpCallSpan } from './call-spans.ts';
@@ -149,6 +150,9 @@ export function sendCall(context: SendContext): Promise<CallToolResult> {
         relay(job.id ?? '', call, progress);
       }, RELAYED_PROGRESS_INTERVAL_MS)
     : undefined;
+  // The server's log messages, only when the caller asked for them (a /mcp client's level).
+  const logs =
+    deps.relayLog && call.logLevel ? callLogs(deps.relayLog, job.id ?? '', call, call.logLevel) : undefined;
 
   return inMcpCallSpan(server, config, call.tool, attempts, context.mcpSpan, (span) => {
     mcpSpan = span;
@@ -172,6 +176,7 @@ export function sendCall(context: SendContext): Promise<CallToolResult> {
                   signal,
                   beforeSend,
                   onQuestion: context.questions.handler,
+                  ...(logs ? { onLog: logs.onLog, logLevel: call.logLevel } : {}),
                   // The MCP span's own context, so a server that traces parents its spans under this call.
                   meta: traceMeta(carrierFrom()),
                   // Asking for progress is what lets a long call's progress notifications extend its timeout.
@@ -200,7 +205,7 @@ export function sendCall(context: SendContext): Promise<CallToolResult> {
                 }),
             ),
       )
-      .finally(() => relayedProgress?.close());
+      .finally(() => Promise.all([relayedProgress?.close(), logs?.close()]));
   });
 }
 

@@ -2,6 +2,7 @@ import {
   progressRelayChannel,
   type Store,
   type ToolCallJob,
+  type ToolCallLog,
   type ToolCallProgress,
   toolQueueName,
 } from '@switchyard/contracts';
@@ -15,6 +16,8 @@ export interface ServerProgress {
 }
 
 export type ProgressRelay = (bullId: string, call: ToolCallJob, progress: ServerProgress) => void;
+/** Publishes one of a call's log messages (call-logs.ts bounds and budgets them); never rejects. */
+export type LogRelay = (bullId: string, call: ToolCallJob, log: ToolCallLog['log']) => Promise<void>;
 
 /**
  * Publishes a call's MCP progress on the deployment's progress channel, for every call: the replica
@@ -38,4 +41,18 @@ export function progressRelay(store: Store, log: Logger): ProgressRelay {
         log.debug({ err: error, bull_job_id: bullId }, 'could not relay tool call progress'),
       );
   };
+}
+
+/**
+ * Publishes a call's MCP log messages on the same channel as its progress, for calls whose caller asked
+ * for them (call-logs.ts). Best effort as progress is: a lost message never fails the call.
+ */
+export function logRelay(store: Store, log: Logger): LogRelay {
+  const channel = progressRelayChannel(store);
+  return (bullId, call, message) =>
+    channel
+      .publish({ queue: toolQueueName(call.server), id: bullId, log: message })
+      .catch((error: unknown) =>
+        log.debug({ err: error, bull_job_id: bullId }, 'could not relay a tool call log message'),
+      );
 }

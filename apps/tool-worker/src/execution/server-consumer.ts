@@ -24,7 +24,7 @@ import { CallAbort, InFlightCalls } from './in-flight-calls.ts';
 import { type JobFence, jobFenceFor } from './job-fence.ts';
 import { LockWatchdog } from './lock-watchdog.ts';
 import { lockWatchdogProbe } from './lock-watchdog-probe.ts';
-import { progressRelay } from './progress-relay.ts';
+import { logRelay, progressRelay } from './progress-relay.ts';
 import type { ReplicaWait } from './replica-wait.ts';
 import { createToolCallProcessor } from './tool-call-processor.ts';
 
@@ -94,6 +94,7 @@ export class ServerConsumer {
       fence: this.fence,
       inFlight: this.inFlight,
       relayProgress: progressRelay(store, deps.log),
+      relayLog: logRelay(store, deps.log),
       timeouts: new CallTimeouts({ server, config, store, log: deps.log }),
     });
     // Gated: after a reconnect it takes no call until the concurrency is set again (GlobalConcurrency).

@@ -36,7 +36,7 @@ import {
   decideFailure,
 } from './outcome-mapping.ts';
 import { dispatchMarker, preSendChecks } from './pre-send-checks.ts';
-import type { ProgressRelay } from './progress-relay.ts';
+import type { LogRelay, ProgressRelay } from './progress-relay.ts';
 import { cutToEncodedBytes } from './result-cap.ts';
 import { TaskHandleSchema, TaskLostError, TaskTimeoutError } from './task-runner.ts';
 
@@ -80,6 +80,8 @@ export interface ProcessorDeps {
   inFlight: InFlightCalls;
   /** Forwards the server's progress notifications of calls whose producer waits for them. */
   relayProgress?: ProgressRelay;
+  /** Forwards the server's log messages of calls whose caller asked for them (ToolCallJob.logLevel). */
+  relayLog?: LogRelay;
   timeouts: CallTimeouts;
   /**
    * The store's clock (ServerClock): the orchestrator stamped the call's enqueuedAt and deadline on it, so the

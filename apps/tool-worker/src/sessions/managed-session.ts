@@ -3,6 +3,8 @@ import {
   type CallToolResult,
   Client,
   type FetchLike,
+  LOG_LEVEL_META_KEY,
+  type LoggingLevel,
   type ProgressCallback,
   type Request,
   SdkError,
@@ -16,6 +18,7 @@ import type { CatalogTool, ServerConfig, SessionState, SessionStatus } from '@sw
 import { backoffDelay } from '../runtime/backoff.ts';
 import type { Logger } from '../runtime/logger.ts';
 import { Semaphore } from '../runtime/semaphore.ts';
+import { type LogHandler, SessionLogs } from './session-logs.ts';
 import { ELICITATION_CAPABILITY, type QuestionHandler, SessionQuestions } from './session-questions.ts';
 import { createTransport } from './session-transport.ts';
 import { StderrTail } from './stderr-tail.ts';
@@ -40,6 +43,13 @@ export interface CallOptions {
   beforeSend?: () => Promise<void>;
   /** Answers the server's `elicitation/create` while this call runs (session-questions.ts). */
   onQuestion?: QuestionHandler;
+  /**
+   * Hears the server's log messages while this call runs (session-logs.ts), asked for at `logLevel`:
+   * on 2026-07-28 the request's `_meta` level (the server sends none without it); a 2025-11-25 server
+   * sends what its session-wide level lets through (never set here, so its own default).
+   */
+  onLog?: LogHandler;
+  logLevel?: LoggingLevel;
 }
 
 /** Raised when a call could not be sent because the session was not connected: it never ran. */
@@ -101,6 +111,7 @@ export class ManagedSession extends EventEmitter<SessionEvents> {
   /** 2026-07-28 with the tasks extension: the ext-tasks session over `client` (task-session.ts). */
   private taskSession: TaskEnabledSession | undefined;
   private readonly questions = new SessionQuestions();
+  private readonly logs = new SessionLogs();
   private pidOf: () => number | undefined = () => undefined;
   private readonly inFlight: Semaphore;
   private readonly stderr = new StderrTail();
@@ -149,6 +160,14 @@ export class ManagedSession extends EventEmitter<SessionEvents> {
     return this.withSlot(options.beforeSend, (client) => {
       // Questions the server asks during this call (elicitation) go to this call's handler.
       const detach = this.questions.attach(options.onQuestion);
+      // Every call is counted (with or without a handler): a log message reaches only a call alone.
+      const detachLogs = this.logs.attach(options.onLog);
+      const meta = {
+        ...options.meta,
+        ...(options.logLevel && client.getProtocolEra() === 'modern'
+          ? { [LOG_LEVEL_META_KEY]: options.logLevel }
+          : {}),
+      };
       const total = totalLimit(options.maxTotalTimeoutMs, options.signal);
       // client.request, not client.callTool: the SDK's client-side output-schema check would turn a
       // result the server did return (so the call ran) into an error that looks like bad arguments.
@@ -160,7 +179,7 @@ export class ManagedSession extends EventEmitter<SessionEvents> {
           client.request(
             {
               method: 'tools/call',
-              params: { name, arguments: args, ...(options.meta ? { _meta: options.meta } : {}) },
+              params: { name, arguments: args, ...(Object.keys(meta).length > 0 ? { _meta: meta } : {}) },
             },
             {
               timeout: options.timeoutMs,
@@ -172,6 +191,7 @@ export class ManagedSession extends EventEmitter<SessionEvents> {
       ).finally(() => {
         total.clear();
         detach();
+        detachLogs();
       });
     });
   }
@@ -299,6 +319,14 @@ export class ManagedSession extends EventEmitter<SessionEvents> {
       },
     });
     client.setRequestHandler('elicitation/create', (request) => this.questions.ask(request));
+    client.setNotificationHandler('notifications/message', (notification) => {
+      if (!this.logs.deliver(notification.params)) {
+        this.log.debug(
+          { server: this.server, level: notification.params.level },
+          'MCP log message for no single call: dropped',
+        );
+      }
+    });
     this.pidOf = pid;
     try {
       await client.connect(transport, { timeout: this.config.handshakeTimeoutMs });

@@ -29,6 +29,10 @@ export const EXPIRED_ROWS_SWEEPS = {
   oauth_token: { sql: `DELETE FROM oauth_token WHERE expires_at_ms <= ${POSTGRES_NOW_MS}`, params: () => [] },
   renew_lock: { sql: `DELETE FROM renew_lock WHERE expires_at_ms <= ${POSTGRES_NOW_MS}`, params: () => [] },
   mcp_request: { sql: `DELETE FROM mcp_request WHERE expires_at_ms <= ${POSTGRES_NOW_MS}`, params: () => [] },
+  mcp_log_level: {
+    sql: `DELETE FROM mcp_log_level WHERE expires_at_ms <= ${POSTGRES_NOW_MS}`,
+    params: () => [],
+  },
   /** Past the horizon, as the catalog's read forgets them ($1 the horizon, ms). */
   worker_heartbeat: {
     sql: `DELETE FROM worker_heartbeat WHERE expires_at_ms < ${POSTGRES_NOW_MS} - $1::bigint`,

@@ -1,4 +1,9 @@
-import type { ToolCallProgress } from '../../tool-call-progress.ts';
+import {
+  isCallLog,
+  type RelayedCallMessage,
+  type ToolCallLog,
+  type ToolCallProgress,
+} from '../../tool-call-progress.ts';
 import type { Unsubscribe } from '../cancel-requests.ts';
 import { parseProgressMessage } from '../progress-messages.ts';
 import type { ProgressRelayChannel } from '../progress-relay.ts';
@@ -8,7 +13,7 @@ import { NotificationListener } from './notification-listener.ts';
 
 export const NOTIFY_PROGRESS_SQL = 'SELECT pg_notify($1, $2)';
 
-/** Progress as NOTIFY on `<schema>_progress`, its message cut so the payload fits. */
+/** Progress and log messages as NOTIFY on `<schema>_progress`, cut so the payload fits. */
 export class PostgresProgressRelay implements ProgressRelayChannel {
   private readonly channel: string;
 
@@ -16,12 +21,13 @@ export class PostgresProgressRelay implements ProgressRelayChannel {
     this.channel = notificationChannel(store.schema, 'progress');
   }
 
-  async publish(progress: ToolCallProgress): Promise<void> {
-    await this.store.pool.query(NOTIFY_PROGRESS_SQL, [this.channel, progressPayload(progress)]);
+  async publish(message: RelayedCallMessage): Promise<void> {
+    const payload = isCallLog(message) ? logPayload(message) : progressPayload(message);
+    await this.store.pool.query(NOTIFY_PROGRESS_SQL, [this.channel, payload]);
   }
 
   async subscribe(
-    handler: (progress: ToolCallProgress) => void,
+    handler: (message: RelayedCallMessage) => void,
     options: { connectionName: string; onError: (error: unknown) => void },
   ): Promise<Unsubscribe> {
     const listener = await NotificationListener.open({
@@ -29,8 +35,8 @@ export class PostgresProgressRelay implements ProgressRelayChannel {
       applicationName: options.connectionName,
       channels: {
         [this.channel]: (payload) => {
-          const progress = parseProgressMessage(payload);
-          if (progress) handler(progress);
+          const relayed = parseProgressMessage(payload);
+          if (relayed) handler(relayed);
         },
       },
       onError: (error, what) => options.onError(new Error(`progress relay: ${what}`, { cause: error })),
@@ -59,4 +65,16 @@ export function progressPayload(progress: ToolCallProgress, limit = MAX_NOTIFY_P
     payload = JSON.stringify(rest);
   }
   return payload;
+}
+
+/**
+ * A log message as JSON within the NOTIFY limit. Its data is at most MAX_LOG_DATA_CHARS of JSON, but
+ * escaped again or multi-byte it may not fit: then it travels as a string saying it was too long,
+ * rather than not at all (the client still learns the server logged something at that level).
+ */
+export function logPayload(message: ToolCallLog, limit = MAX_NOTIFY_PAYLOAD_BYTES): string {
+  const payload = JSON.stringify(message);
+  if (payloadBytes(payload) <= limit) return payload;
+  const data = `[log message of ${payloadBytes(JSON.stringify(message.log.data))} bytes, over what the relay carries]`;
+  return JSON.stringify({ ...message, log: { ...message.log, data } });
 }

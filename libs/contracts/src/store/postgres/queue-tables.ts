@@ -77,6 +77,15 @@ export const QUEUE_SIDE_TABLES: Readonly<Record<string, string>> = {
       expires_at_ms bigint NOT NULL,
       PRIMARY KEY (team, request_id)
     )`,
+  /** LogLevels: the level a 2025-11-25 /mcp client set with logging/setLevel, per team and API key. */
+  mcpLogLevel: `
+    CREATE TABLE IF NOT EXISTS mcp_log_level (
+      team text NOT NULL,
+      client text NOT NULL,
+      level text NOT NULL,
+      expires_at_ms bigint NOT NULL,
+      PRIMARY KEY (team, client)
+    )`,
   /** QueueEpochs: vouches that the queue schema still holds what was written since it was set. */
   epoch: `
     CREATE TABLE IF NOT EXISTS epoch (

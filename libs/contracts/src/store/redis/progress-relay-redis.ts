@@ -1,32 +1,32 @@
 import { redisKeys } from '../../naming.ts';
 import { duplicateRedis, type RedisConnection } from '../../redis-connection.ts';
-import type { ToolCallProgress } from '../../tool-call-progress.ts';
+import type { RelayedCallMessage } from '../../tool-call-progress.ts';
 import type { Unsubscribe } from '../cancel-requests.ts';
 import { parseProgressMessage } from '../progress-messages.ts';
 import type { ProgressRelayChannel } from '../progress-relay.ts';
 import { subscribeChannels } from './subscribed-connection.ts';
 
-/** Progress over Redis pub/sub (`redisKeys.progress`), one message per notification. */
+/** Progress and log messages over Redis pub/sub (`redisKeys.progress`), one message per notification. */
 export class RedisProgressRelay implements ProgressRelayChannel {
   constructor(
     private readonly redis: RedisConnection,
     private readonly prefix: string,
   ) {}
 
-  async publish(progress: ToolCallProgress): Promise<void> {
-    await this.redis.publish(redisKeys.progress(this.prefix), JSON.stringify(progress));
+  async publish(message: RelayedCallMessage): Promise<void> {
+    await this.redis.publish(redisKeys.progress(this.prefix), JSON.stringify(message));
   }
 
   async subscribe(
-    handler: (progress: ToolCallProgress) => void,
+    handler: (message: RelayedCallMessage) => void,
     options: { connectionName: string; onError: (error: unknown) => void },
   ): Promise<Unsubscribe> {
     const subscriber = await subscribeChannels(
       duplicateRedis(this.redis, options.connectionName),
       {
         [redisKeys.progress(this.prefix)]: (message) => {
-          const progress = parseProgressMessage(message);
-          if (progress) handler(progress);
+          const relayed = parseProgressMessage(message);
+          if (relayed) handler(relayed);
         },
       },
       options.onError,
