@@ -11,8 +11,8 @@ export type EnterpriseManaged = Extract<OAuthCredential, { type: 'enterprise_man
  * RFC 8693 token exchange at the enterprise identity provider (SDK: requestJwtAuthorizationGrant): the
  * team's ID token for an ID-JAG naming `audience` (the MCP server's authorization server) and `resource`
  * (the MCP server). Its failures are OAuthProblems naming the identity provider's URLs: an OAuth error
- * answer (400 / 401) is the identity provider refusing this ID token or client; no metadata, a 404, a
- * 5xx or no answer is it being unusable.
+ * answer (400 / 401 with an `error`) is the identity provider refusing this ID token or client; no
+ * metadata, a 404, a 5xx, another answer or none is it being unusable.
  */
 export async function exchangeIdToken(
   { idp }: EnterpriseManaged,
@@ -24,7 +24,8 @@ export async function exchangeIdToken(
     fetchFn: FetchLike;
   },
 ): Promise<string> {
-  const tokenEndpoint = idp.tokenEndpoint ?? (await idpTokenEndpoint(idp.issuer ?? '', request.fetchFn));
+  // The config gives exactly one of the two.
+  const tokenEndpoint = idp.tokenEndpoint ?? (await idpTokenEndpoint(String(idp.issuer), request.fetchFn));
   const noting = statusNotingFetch(request.fetchFn);
   try {
     const grant = await requestJwtAuthorizationGrant({
@@ -40,10 +41,13 @@ export async function exchangeIdToken(
     return grant.jwtAuthGrant;
   } catch (error) {
     const status = noting.status();
-    if (status === 400 || status === 401) {
+    // The SDK quotes an OAuth error answer (`Token exchange failed: <error> - <description>`); any other
+    // body it would quote whole is not repeated: it is the identity provider's, and could echo the request.
+    const oauthError = /^Token exchange failed: /.test(messageOf(error)) ? `: ${messageOf(error)}` : '';
+    if ((status === 400 || status === 401) && oauthError) {
       throw new OAuthProblem(
         'refused',
-        `identity provider token endpoint ${tokenEndpoint} refused the token exchange: ${messageOf(error)}`,
+        `identity provider token endpoint ${tokenEndpoint} refused the token exchange${oauthError}`,
       );
     }
     throw new OAuthProblem(
