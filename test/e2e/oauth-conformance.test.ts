@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
@@ -12,10 +12,10 @@ import { Fleet } from '../support/fleet.ts';
 import { REPO_ROOT } from '../support/paths.ts';
 
 const require = createRequire(import.meta.url);
-const CONFORMANCE = join(
-  dirname(require.resolve('@modelcontextprotocol/conformance/package.json')),
-  'dist/index.js',
-);
+const suiteCli = (name: string) => join(dirname(require.resolve(`${name}/package.json`)), 'dist/index.js');
+/** The suite's release (0.1.16), and its alpha (0.2.0-alpha.12, pinned) for the scenarios only it has. */
+const CONFORMANCE = suiteCli('@modelcontextprotocol/conformance');
+const CONFORMANCE_ALPHA = suiteCli('@modelcontextprotocol/conformance-alpha');
 /** The suite's client command: relays the scenario to this test (support/conformance-bridge.ts). */
 const BRIDGE = join(REPO_ROOT, 'test/support/conformance-bridge.ts');
 const SERVER = 'conformance';
@@ -29,6 +29,13 @@ const BridgeRequestSchema = z.object({
     client_secret: z.string().optional(),
     private_key_pem: z.string().optional(),
     signing_algorithm: z.enum(['RS256', 'ES256']).optional(),
+    // Enterprise-managed authorization: the enterprise identity provider and the user's ID token.
+    idp_client_id: z.string().optional(),
+    idp_id_token: z.string().optional(),
+    idp_issuer: z.url().optional(),
+    idp_token_endpoint: z.url().optional(),
+    // Workload identity: the JWT the platform would have projected into the worker's pod.
+    valid_jwt: z.string().optional(),
   }),
 });
 type BridgeRequest = z.infer<typeof BridgeRequestSchema>;
@@ -37,13 +44,69 @@ const CheckSchema = z.object({ id: z.string(), status: z.string() });
 
 /**
  * The credential a scenario's worker is configured with, as an operator would write it: its secrets
- * as `${VAR}` (returned in `env`). metadata-var3 is the case of an operator-given refresh token.
+ * as `${VAR}` (returned in `env`) or in a file of the fleet's directory `dir` (a mounted secret, a
+ * projected token). metadata-var3 is the case of an operator-given refresh token.
  */
-function credentialFor({ scenario, context }: BridgeRequest): {
+function credentialFor(
+  { scenario, context }: BridgeRequest,
+  dir: string,
+): {
   credential: Record<string, unknown>;
   env: Record<string, string>;
 } {
   switch (scenario) {
+    case 'auth/dpop':
+    case 'auth/dpop-nonce':
+      // The scenario's authorization server grants authorization_code and refresh_token: a headless
+      // worker holds an operator-given refresh token, and asks for DPoP-bound tokens with it.
+      return {
+        credential: {
+          type: 'refresh_token',
+          clientId: 'switchyard-conformance',
+          refreshToken: `\${CONFORMANCE_REFRESH_TOKEN}`,
+          dpop: true,
+        },
+        env: { CONFORMANCE_REFRESH_TOKEN: 'operator-given-refresh-token' },
+      };
+    case 'auth/wif-jwt-bearer': {
+      // As Kubernetes projects a service-account token: a file the worker reads when it needs a token.
+      const tokenFile = join(dir, 'workload-token');
+      writeFileSync(tokenFile, `${context.valid_jwt ?? ''}\n`);
+      return {
+        credential: { type: 'workload_identity', clientId: context.client_id, assertionFile: tokenFile },
+        env: {},
+      };
+    }
+    case 'auth/cross-app-access-complete-flow':
+      // The identity provider named by its token endpoint, the ID token from the environment.
+      return {
+        credential: {
+          type: 'enterprise_managed_authorization',
+          clientId: context.client_id,
+          clientSecret: `\${CONFORMANCE_CLIENT_SECRET}`,
+          idp: { tokenEndpoint: context.idp_token_endpoint, clientId: context.idp_client_id },
+          idToken: `\${CONFORMANCE_ID_TOKEN}`,
+        },
+        env: {
+          CONFORMANCE_CLIENT_SECRET: context.client_secret ?? '',
+          CONFORMANCE_ID_TOKEN: context.idp_id_token ?? '',
+        },
+      };
+    case 'auth/enterprise-managed-authorization': {
+      // The identity provider found from its issuer's metadata, the ID token in a file.
+      const idTokenFile = join(dir, 'id-token');
+      writeFileSync(idTokenFile, context.idp_id_token ?? '');
+      return {
+        credential: {
+          type: 'enterprise_managed_authorization',
+          clientId: context.client_id,
+          clientSecret: `\${CONFORMANCE_CLIENT_SECRET}`,
+          idp: { issuer: context.idp_issuer, clientId: context.idp_client_id },
+          idTokenFile,
+        },
+        env: { CONFORMANCE_CLIENT_SECRET: context.client_secret ?? '' },
+      };
+    }
     case 'auth/metadata-var3':
       return {
         credential: {
@@ -91,12 +154,15 @@ describe('the worker as an OAuth client: conformance client scenarios', () => {
 
   /** One scenario's call, through a worker started for it and stopped after it. */
   async function callThroughWorker(request: BridgeRequest): Promise<ToolCallOutcome> {
-    const { credential, env } = credentialFor(request);
-    // The test's own parse of the config expands ${VAR} too.
-    Object.assign(process.env, env);
-    const fleet = new Fleet('oauth-conformance', () => ({
-      [SERVER]: { url: request.serverUrl, auth: { session: credential, default: credential } },
-    }));
+    let env: Record<string, string> = {};
+    const fleet = new Fleet('oauth-conformance', (dir) => {
+      const configured = credentialFor(request, dir);
+      env = configured.env;
+      // The test's own parse of the config expands ${VAR} too.
+      Object.assign(process.env, env);
+      const { credential } = configured;
+      return { [SERVER]: { url: request.serverUrl, auth: { session: credential, default: credential } } };
+    });
     Object.assign(fleet.processEnv, env);
     try {
       await fleet.startWorker({ timeoutMs: 45_000 });
@@ -142,14 +208,17 @@ describe('the worker as an OAuth client: conformance client scenarios', () => {
     if (results) rmSync(results, { recursive: true, force: true });
   });
 
-  /** Runs one client scenario; its checks by id (a missing expected step is a FAILURE check). */
-  async function runScenario(scenario: string) {
+  /**
+   * Runs one client scenario of the release (or of the alpha: `suite`); its checks by id (a missing
+   * expected step is a FAILURE check).
+   */
+  async function runScenario(scenario: string, suite = CONFORMANCE) {
     const output = join(results, scenario.replace('/', '-'));
     const run = await new Promise<{ code: number; log: string }>((resolve) => {
       execFile(
         process.execPath,
         [
-          CONFORMANCE,
+          suite,
           'client',
           '--command',
           `${process.execPath} ${BRIDGE}`,
@@ -182,37 +251,77 @@ describe('the worker as an OAuth client: conformance client scenarios', () => {
     return { ...run, failed, passed, outcome: outcomes.get(scenario) };
   }
 
-  it('metadata-var3 with an operator-given refresh token: the metadata the 401 names, then the tenant’s OpenID metadata, then its token endpoint', async () => {
-    const result = await runScenario('auth/metadata-var3');
+  type ScenarioResult = Awaited<ReturnType<typeof runScenario>>;
+
+  /**
+   * The worker's call went through, each of `passed` passed, and exactly `failed` failed (each such
+   * check's test says why it can never pass for a headless worker); with none failed, the suite exits 0.
+   */
+  function expectScenario(result: ScenarioResult, passed: string[], failed: string[] = []): void {
     expect(result.outcome, result.log).toMatchObject({ status: 'ok', executed: 'yes' });
-    for (const step of [
+    for (const check of passed) expect(result.passed, `${check}\n${result.log}`).toContain(check);
+    expect(result.failed.sort(), result.log).toEqual([...failed].sort());
+    if (failed.length === 0) expect(result.code, result.log).toBe(0);
+  }
+
+  it('metadata-var3 with an operator-given refresh token: the metadata the 401 names, then the tenant’s OpenID metadata, then its token endpoint', async () => {
+    expectScenario(
+      await runScenario('auth/metadata-var3'),
       // The protected-resource metadata at the custom URL only the 401's resource_metadata names.
-      'prm-pathbased-requested',
-      'authorization-server-metadata',
-      'token-request',
-      'valid-bearer-token',
-    ]) {
-      expect(result.passed, `${step}\n${result.log}`).toContain(step);
-    }
-    // The only steps missing are those of the interactive authorization code flow (registering, sending
-    // a person to the authorization endpoint), which the operator went through once to get the refresh
-    // token; a worker never does.
-    expect(result.failed.sort(), result.log).toEqual(['authorization-request', 'client-registration']);
+      ['prm-pathbased-requested', 'authorization-server-metadata', 'token-request', 'valid-bearer-token'],
+      // The only steps missing are those of the interactive authorization code flow (registering,
+      // sending a person to the authorization endpoint), which the operator went through once to get
+      // the refresh token; a worker never does.
+      ['authorization-request', 'client-registration'],
+    );
   });
 
   it('client-credentials-basic: the client secret, as HTTP Basic, at the discovered token endpoint', async () => {
-    const result = await runScenario('auth/client-credentials-basic');
-    expect(result.outcome, result.log).toMatchObject({ status: 'ok', executed: 'yes' });
-    expect(result.failed, result.log).toEqual([]);
-    expect(result.passed).toContain('client-credentials-basic-auth');
-    expect(result.code, result.log).toBe(0);
+    expectScenario(await runScenario('auth/client-credentials-basic'), ['client-credentials-basic-auth']);
   });
 
   it('client-credentials-jwt: private_key_jwt, a JWT signed with the configured key (RFC 7523)', async () => {
-    const result = await runScenario('auth/client-credentials-jwt');
-    expect(result.outcome, result.log).toMatchObject({ status: 'ok', executed: 'yes' });
-    expect(result.failed, result.log).toEqual([]);
-    expect(result.passed).toContain('client-credentials-jwt-verified');
-    expect(result.code, result.log).toBe(0);
+    expectScenario(await runScenario('auth/client-credentials-jwt'), ['client-credentials-jwt-verified']);
+  });
+
+  const ENTERPRISE_FLOW = ['complete-flow-token-exchange', 'complete-flow-jwt-bearer'];
+
+  it('cross-app-access-complete-flow: the ID token exchanged at the identity provider’s token endpoint for an ID-JAG (RFC 8693), presented as a JWT bearer grant (RFC 7523)', async () => {
+    expectScenario(await runScenario('auth/cross-app-access-complete-flow'), ENTERPRISE_FLOW);
+  });
+
+  it('enterprise-managed-authorization (alpha): the same with the identity provider found from its issuer and the ID token read from a file', async () => {
+    expectScenario(
+      await runScenario('auth/enterprise-managed-authorization', CONFORMANCE_ALPHA),
+      ENTERPRISE_FLOW,
+    );
+  });
+
+  it('wif-jwt-bearer (alpha): the projected workload token, read from its file, as a JWT bearer grant', async () => {
+    expectScenario(await runScenario('auth/wif-jwt-bearer', CONFORMANCE_ALPHA), ['wif-assertion-verified']);
+  });
+
+  /**
+   * The DPoP scenarios grade the token request only on the authorization code grant (the scenario's
+   * authorization server records the proof, and its nonce challenge, for `grant_type=authorization_code`
+   * alone): a headless worker never takes that interactive grant, so those checks can never pass for
+   * it. Its refresh token grant does carry the proof (the token it gets is DPoP-bound: the MCP server
+   * checks the token's `cnf.jkt` against every request's proof) and answers the authorization server's
+   * nonce challenge, which apps/tool-worker/test/dpop.test.ts shows against a real local server.
+   */
+  const DPOP_PRESENTED = ['sep-1932-client-dpop-auth-scheme', 'sep-1932-client-fresh-proof'];
+
+  it('dpop (alpha): a DPoP-bound token, presented as `DPoP` with a fresh proof on every MCP request', async () => {
+    expectScenario(await runScenario('auth/dpop', CONFORMANCE_ALPHA), DPOP_PRESENTED, [
+      'sep-1932-client-token-request-proof',
+    ]);
+  });
+
+  it('dpop-nonce (alpha): the MCP server’s DPoP nonce answered with a new proof', async () => {
+    expectScenario(
+      await runScenario('auth/dpop-nonce', CONFORMANCE_ALPHA),
+      [...DPOP_PRESENTED, 'sep-1932-client-rs-nonce'],
+      ['sep-1932-client-token-request-proof', 'sep-1932-client-as-nonce'],
+    );
   });
 });

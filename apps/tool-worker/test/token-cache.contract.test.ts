@@ -37,6 +37,15 @@ describe.each(contractBackends)('TokenCache on $name', (backend) => {
     expect(await entries.get(key)).toBe('{"accessToken":"two","renewAt":1}');
   });
 
+  it('keys a DPoP-bound token by its key as well: neither the bearer entry nor another key finds it', async () => {
+    const bearer = { ...key, server: 'bound' };
+    const bound = { ...bearer, dpopKey: 'jkt-1' };
+    await entries.put(bound, '{"accessToken":"bound","renewAt":1}', 60_000);
+    expect(await entries.get(bound)).toBe('{"accessToken":"bound","renewAt":1}');
+    expect(await entries.get(bearer)).toBeUndefined();
+    expect(await entries.get({ ...bound, dpopKey: 'jkt-2' })).toBeUndefined();
+  });
+
   it('tells apart identities whose parts would join to the same text', async () => {
     const left = { team: 'a:b', issuer: 'c', server: 'd' };
     const right = { team: 'a', issuer: 'b:c', server: 'd' };

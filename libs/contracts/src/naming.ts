@@ -56,10 +56,12 @@ export const redisKeys = {
     tool === undefined ? `${prefix}:latency:{${server}}` : `${prefix}:latency:{${server}}:tool:${tool}`,
   /**
    * String: one team's cached OAuth token for one server, shared by the fleet. Keyed by identity (team,
-   * issuer, server), never by server alone, so one team can never be handed another's token.
+   * issuer, server), never by server alone, so one team can never be handed another's token. A
+   * DPoP-bound token also by the thumbprint of the key it is bound to (`:dpop:<jkt>`): only the worker
+   * holding that key can use it (a server name has no `:`, so the two forms never meet).
    */
-  oauthToken: (prefix: string, team: string, issuer: string, server: string) =>
-    `${prefix}:oauth-token:${team}:${encodeURIComponent(issuer)}:${server}`,
+  oauthToken: (prefix: string, team: string, issuer: string, server: string, dpopKey?: string) =>
+    `${prefix}:oauth-token:${team}:${encodeURIComponent(issuer)}:${server}${dpopKey ? `:dpop:${dpopKey}` : ''}`,
   /**
    * String: a random id (SET NX when absent) vouching that Redis still holds what was written to one
    * hash slot since it was set: missing or changed means the data was lost (a restart without

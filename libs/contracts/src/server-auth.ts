@@ -1,5 +1,7 @@
 import { createPrivateKey } from 'node:crypto';
 import { z } from 'zod';
+import { exactlyOneOf, oauthCommon, UNEXPANDED } from './credential-fields.ts';
+import { EnterpriseManagedSchema, WorkloadIdentitySchema } from './jwt-bearer-credentials.ts';
 
 /** RFC 9110 field-name token: what an HTTP header name may be. */
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
@@ -12,17 +14,6 @@ const HeaderCredentialSchema = z.strictObject({
   value: z.string().min(1),
 });
 
-/**
- * Where OAuth tokens come from. Without `issuer` the authorization server is discovered from the MCP
- * server (its WWW-Authenticate header or RFC 9728 protected-resource metadata); with it, a server that
- * advertises another one is refused, so a client secret is only ever shown to the issuer named here.
- */
-const oauthCommon = {
-  clientId: z.string().min(1),
-  scope: z.string().min(1).optional(),
-  issuer: z.url({ protocol: /^https?$/ }).optional(),
-};
-
 /** OAuth 2.1 client credentials grant: the team is a confidential client of the authorization server. */
 const ClientCredentialsSchema = z.strictObject({
   type: z.literal('client_credentials'),
@@ -32,8 +23,6 @@ const ClientCredentialsSchema = z.strictObject({
 
 /** The signing algorithms of `private_key_jwt`, each with the key type it needs. */
 const JWT_KEY_TYPES = { RS256: 'rsa', ES256: 'ec' } as const;
-/** A `${VAR}` left unexpanded: a process that never reads the key (the orchestrator) does not check it. */
-const UNEXPANDED = /^\$\{[A-Za-z_][A-Za-z0-9_]*(:-[^}]*)?\}$/;
 
 /**
  * OAuth 2.1 client credentials grant, the client authenticated by a JWT it signs (RFC 7523 §2.2,
@@ -91,18 +80,15 @@ const RefreshTokenSchema = z
     /** A file holding the refresh token (a mounted secret); read when a token is needed. */
     refreshTokenFile: z.string().min(1).optional(),
   })
-  .refine(
-    (credential) => (credential.refreshToken === undefined) !== (credential.refreshTokenFile === undefined),
-    {
-      message: 'give exactly one of refreshToken and refreshTokenFile',
-    },
-  );
+  .superRefine(exactlyOneOf('refreshToken', 'refreshTokenFile'));
 
 export const CredentialSchema = z.discriminatedUnion('type', [
   HeaderCredentialSchema,
   ClientCredentialsSchema,
   PrivateKeyJwtSchema,
   RefreshTokenSchema,
+  WorkloadIdentitySchema,
+  EnterpriseManagedSchema,
 ]);
 
 /**

@@ -159,4 +159,103 @@ describe('servers.<name>.auth', () => {
     expect(redisKeys.oauthToken('sy', 'team-b', 'https://auth.example.com:8443/tenant', 'docs')).not.toBe(a);
     expect(redisKeys.oauthToken('sy', 'team-a', 'https://other.example.com', 'docs')).not.toBe(a);
   });
+  it('reads a workload identity and an enterprise-managed credential, DPoP on any OAuth credential', () => {
+    const session = {
+      type: 'workload_identity',
+      clientId: 'worker',
+      assertionFile: '/var/run/secrets/tokens/mcp',
+      dpop: true,
+    };
+    const enterprise = { type: 'enterprise_managed_authorization', clientId: 'mcp-client' };
+    const docs = parseConfig(
+      withAuth({
+        session,
+        teams: {
+          'team-a': {
+            ...enterprise,
+            clientSecret: '${MCP_SECRET}',
+            idp: { issuer: 'https://idp.example.com', clientId: 'idp-client', clientSecret: '${IDP_SECRET}' },
+            idToken: '${TEAM_A_ID_TOKEN}',
+          },
+          'team-b': { type: 'refresh_token', clientId: 'b', refreshToken: '${B_REFRESH}', dpop: true },
+        },
+      }),
+      {
+        MCP_SECRET: 'mcp-s',
+        IDP_SECRET: 'idp-s',
+        TEAM_A_ID_TOKEN: ' eyJhbGc.eyJzdWIi.c2ln\n',
+        B_REFRESH: 'rt',
+      },
+    ).servers.docs;
+    const auth = docs?.transport === 'http' ? docs.auth : undefined;
+    expect(auth?.session).toEqual(session);
+    expect(auth?.teams).toEqual({
+      'team-a': {
+        ...enterprise,
+        clientSecret: 'mcp-s',
+        idp: { issuer: 'https://idp.example.com', clientId: 'idp-client', clientSecret: 'idp-s' },
+        // Trimmed: a secret's trailing line break is not part of it.
+        idToken: 'eyJhbGc.eyJzdWIi.c2ln',
+      },
+      'team-b': { type: 'refresh_token', clientId: 'b', refreshToken: 'rt', dpop: true },
+    });
+  });
+
+  it('names the key of a bad workload identity, enterprise-managed or DPoP setting', () => {
+    const team = (credential: Record<string, unknown>, env: Record<string, string> = {}) =>
+      errorOf(() => parseConfig(withAuth({ teams: { 'team-a': credential } }), env));
+    const workload = { type: 'workload_identity', clientId: 'w' };
+    const enterprise = {
+      type: 'enterprise_managed_authorization',
+      clientId: 'c',
+      clientSecret: 's',
+      idp: { issuer: 'https://idp.example.com', clientId: 'i' },
+      idToken: 'a.b.c',
+    };
+    const cases: [Record<string, unknown>, Record<string, string>, string, string][] = [
+      [workload, {}, 'assertionFile', 'give exactly one of assertion and assertionFile'],
+      [{ ...workload, assertion: 'a.b.c', assertionFile: '/t' }, {}, 'assertionFile', 'give exactly one'],
+      [{ ...workload, assertionFile: 'tokens/mcp' }, {}, 'assertionFile', 'must be an absolute path'],
+      [{ ...workload, assertion: '${W_TOKEN}' }, { W_TOKEN: 'not a jwt' }, 'assertion', 'not a JWT'],
+      [{ ...workload, assertionFile: '/t', clientSecret: 's' }, {}, '', 'clientSecret'],
+      [
+        { ...enterprise, idToken: undefined },
+        {},
+        'idTokenFile',
+        'give exactly one of idToken and idTokenFile',
+      ],
+      [{ ...enterprise, clientSecret: undefined }, {}, 'clientSecret', ''],
+      [
+        { ...enterprise, idp: { ...enterprise.idp, tokenEndpoint: 'https://idp.example.com/token' } },
+        {},
+        'idp.tokenEndpoint',
+        'give exactly one of issuer and tokenEndpoint',
+      ],
+      [{ ...enterprise, idp: { issuer: 'https://idp.example.com' } }, {}, 'idp.clientId', ''],
+      [{ ...enterprise, idp: { ...enterprise.idp, issuer: 'idp' } }, {}, 'idp.issuer', ''],
+      [{ ...enterprise, dpop: 'yes' }, {}, 'dpop', ''],
+      [{ type: 'header', value: 'x', dpop: true }, {}, '', 'dpop'],
+    ];
+    for (const [credential, env, key, reason] of cases) {
+      const error = team(credential, env);
+      const where = ['servers.docs.auth.teams.team-a', key].filter(Boolean).join('.');
+      expect([error.key, error.reason.includes(reason)], JSON.stringify(credential)).toEqual([where, true]);
+    }
+    // The orchestrator never reads them: left unexpanded there, they are not checked.
+    expect(() =>
+      parseConfig(
+        withAuth({ teams: { 'team-a': { ...workload, assertion: '${W_TOKEN}' } } }),
+        {},
+        undefined,
+        { unusedSecrets: ORCHESTRATOR_UNUSED_SECRETS },
+      ),
+    ).not.toThrow();
+  });
+
+  it('keys a DPoP-bound token by the key it is bound to as well', () => {
+    const bearer = redisKeys.oauthToken('sy', 'team-a', 'https://auth.example.com', 'docs');
+    const bound = redisKeys.oauthToken('sy', 'team-a', 'https://auth.example.com', 'docs', 'jkt-1');
+    expect(bound).toBe(`${bearer}:dpop:jkt-1`);
+    expect(redisKeys.oauthToken('sy', 'team-a', 'https://auth.example.com', 'docs', 'jkt-2')).not.toBe(bound);
+  });
 });

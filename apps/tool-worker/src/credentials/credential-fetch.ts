@@ -1,6 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { FetchLike } from '@modelcontextprotocol/client';
-import { extractWWWAuthenticateParams } from '@modelcontextprotocol/client';
+import { extractWWWAuthenticateParams, withDpop } from '@modelcontextprotocol/client';
 import { CredentialError } from './credential-error.ts';
 import type { AuthHeader, CredentialSource } from './credential-source.ts';
 
@@ -11,10 +11,20 @@ import type { AuthHeader, CredentialSource } from './credential-source.ts';
  */
 export const callCredential = new AsyncLocalStorage<CredentialSource | undefined>();
 
-function withHeader(init: RequestInit | undefined, header: AuthHeader): RequestInit {
+/**
+ * One request carrying `header`. A DPoP-bound token goes through the SDK's withDpop: `Authorization: DPoP
+ * <token>` and a `DPoP` proof signed for this request alone (its method `htm`, its URL `htu`, the token's
+ * hash `ath`, a fresh `jti`); a `use_dpop_nonce` challenge is answered once at once with the server's
+ * nonce, and a nonce the server hands out on any answer goes into the next proof (RFC 9449 §7–9).
+ */
+function send(base: FetchLike, url: string | URL, init: RequestInit | undefined, header: AuthHeader) {
+  if (header.dpop) {
+    const token = header.value.slice(header.value.indexOf(' ') + 1);
+    return withDpop(header.dpop, () => token)(base)(url, init);
+  }
   const headers = new Headers(init?.headers);
   headers.set(header.name, header.value);
-  return { ...init, headers };
+  return base(url, { ...init, headers });
 }
 
 /**
@@ -27,13 +37,13 @@ export function credentialFetch(session: CredentialSource | undefined, base: Fet
     const source = callCredential.getStore() ?? session;
     if (!source) return base(url, init);
     const header = await source.current();
-    const first = await base(url, withHeader(init, header));
+    const first = await send(base, url, init, header);
     if (first.status !== 401) return first;
     const { resourceMetadataUrl } = extractWWWAuthenticateParams(first);
     await first.body?.cancel();
     const renewed = await source.renew(header, resourceMetadataUrl);
     if (!renewed) throw new CredentialError('rejected', source.server, source.team);
-    const second = await base(url, withHeader(init, renewed));
+    const second = await send(base, url, init, renewed);
     if (second.status !== 401) return second;
     await second.body?.cancel();
     throw new CredentialError('rejected', source.server, source.team);

@@ -1,15 +1,16 @@
 import type { AuthorizationServerMetadata, FetchLike, OAuthTokens } from '@modelcontextprotocol/client';
 import {
-  ClientCredentialsProvider,
   discoverAuthorizationServerMetadata,
   discoverOAuthProtectedResourceMetadata,
-  fetchToken,
   OAuthError,
   OAuthErrorCode,
-  PrivateKeyJwtProvider,
-  refreshAuthorization,
 } from '@modelcontextprotocol/client';
 import type { OAuthCredential } from '@switchyard/contracts';
+import { messageOf, recordingFetch, statusNotingFetch } from './oauth-fetch.ts';
+import { OAuthProblem } from './oauth-problem.ts';
+import { type GrantInputs, sendTokenRequest } from './token-grants.ts';
+
+export { OAuthProblem } from './oauth-problem.ts';
 
 /** Where one server's tokens come from, as the MCP authorization spec has the client discover it. */
 export interface AuthorizationServer {
@@ -19,46 +20,6 @@ export interface AuthorizationServer {
   metadata: AuthorizationServerMetadata;
   /** RFC 8707 resource indicator: tokens are requested for this server only. */
   resource: string;
-}
-
-/**
- * Why no token could be had. `refused`: the authorization server answered the token request with an
- * OAuth error (invalid_client, invalid_grant…) — this credential's own problem. `unavailable`: the
- * server's authorization could not be used at all (no metadata, a token endpoint that is missing or
- * failing, nothing answering) — no credential of any team would fare better. The message names the URLs.
- */
-export class OAuthProblem extends Error {
-  override readonly name = 'OAuthProblem';
-
-  constructor(
-    readonly kind: 'refused' | 'unavailable',
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
-/** A fetch that notes each URL it was asked for and how it answered, for an error that says what was tried. */
-function recordingFetch(base: FetchLike): { fetch: FetchLike; tried: () => string } {
-  const seen: string[] = [];
-  return {
-    fetch: async (url, init) => {
-      try {
-        const response = await base(url, init);
-        seen.push(`${String(url)} (HTTP ${response.status})`);
-        return response;
-      } catch (error) {
-        seen.push(`${String(url)} (${(error as Error).message})`);
-        throw error;
-      }
-    },
-    tried: () => seen.join(', ') || 'nothing',
-  };
-}
-
-/** An error's message on one line (a schema error's is indented JSON): it ends up in an outcome's text. */
-function messageOf(error: unknown): string {
-  return (error as Error).message.replace(/\s+/g, ' ').trim();
 }
 
 function sameUrl(a: string, b: string): boolean {
@@ -130,27 +91,23 @@ export async function discoverAuthorizationServer(
 }
 
 /**
- * One token request (SDK helpers): the client credentials grant (the client authenticated by its secret,
- * or by a signed JWT for `private_key_jwt`), or the refresh token grant with the newest refresh token
- * known (a rotated one from the cache, else the operator's). Failures are OAuthProblems naming the endpoint.
+ * One token request (token-grants.ts has each grant), its failure an OAuthProblem naming the endpoint:
+ * `refused` when the authorization server answered with an OAuth error about this credential,
+ * `unavailable` when the endpoint itself is not usable.
  */
 export async function requestToken(
   credential: OAuthCredential,
   server: AuthorizationServer,
-  refreshToken: string | undefined,
+  inputs: GrantInputs = {},
   fetchFn: FetchLike = fetch,
 ): Promise<OAuthTokens> {
   const endpoint = server.metadata.token_endpoint;
-  let status: number | undefined;
-  const noting: FetchLike = async (url, init) => {
-    const response = await fetchFn(url, init);
-    status = response.status;
-    return response;
-  };
+  const noting = statusNotingFetch(fetchFn);
   try {
-    return await send(credential, server, refreshToken, noting);
+    return await sendTokenRequest(credential, server, inputs, noting.fetch);
   } catch (error) {
     if (error instanceof OAuthProblem) throw error;
+    const status = noting.status();
     // An OAuth error answer (RFC 6749 §5.2) is the authorization server deciding about this credential;
     // anything else (a 404 page, a 5xx, no answer) says the endpoint itself is not usable.
     const refused =
@@ -171,51 +128,5 @@ export async function requestToken(
         ? `token endpoint ${endpoint} could not be reached: ${messageOf(error)}`
         : `token endpoint ${endpoint} answered HTTP ${status}`,
     );
-  }
-}
-
-function send(
-  credential: OAuthCredential,
-  server: AuthorizationServer,
-  refreshToken: string | undefined,
-  fetchFn: FetchLike,
-): Promise<OAuthTokens> {
-  const options = { metadata: server.metadata, resource: server.resource, fetchFn };
-  const scope = credential.scope ? { scope: credential.scope } : {};
-  switch (credential.type) {
-    case 'client_credentials':
-      return fetchToken(
-        new ClientCredentialsProvider({
-          clientId: credential.clientId,
-          clientSecret: credential.clientSecret,
-          expectedIssuer: server.url,
-          ...scope,
-        }),
-        server.url,
-        options,
-      );
-    case 'private_key_jwt':
-      // RFC 7523 §2.2: a fresh assertion per request, its audience the authorization server's issuer.
-      return fetchToken(
-        new PrivateKeyJwtProvider({
-          clientId: credential.clientId,
-          privateKey: credential.privateKey,
-          algorithm: credential.algorithm,
-          expectedIssuer: server.url,
-          ...scope,
-        }),
-        server.url,
-        options,
-      );
-    case 'refresh_token':
-      if (!refreshToken) throw new OAuthProblem('refused', 'no refresh token was given');
-      return refreshAuthorization(server.url, {
-        ...options,
-        clientInformation: {
-          client_id: credential.clientId,
-          ...(credential.clientSecret ? { client_secret: credential.clientSecret } : {}),
-        },
-        refreshToken,
-      });
   }
 }

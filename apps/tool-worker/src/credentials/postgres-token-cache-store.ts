@@ -37,8 +37,8 @@ export class PostgresTokenCacheStore implements TokenCacheStore {
   constructor(private readonly pool: pg.Pool) {}
 
   /** The identity as one unambiguous text: none of its parts can end another. */
-  private key({ team, issuer, server }: TokenKey): string {
-    return JSON.stringify([team, issuer, server]);
+  private key({ team, issuer, server, dpopKey }: TokenKey): string {
+    return JSON.stringify(dpopKey ? [team, issuer, server, dpopKey] : [team, issuer, server]);
   }
 
   async get(key: TokenKey): Promise<string | undefined> {

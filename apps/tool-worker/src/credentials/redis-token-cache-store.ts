@@ -29,8 +29,8 @@ export class RedisTokenCacheStore implements TokenCacheStore {
     private readonly prefix: string,
   ) {}
 
-  private key({ team, issuer, server }: TokenKey): string {
-    return redisKeys.oauthToken(this.prefix, team, issuer, server);
+  private key({ team, issuer, server, dpopKey }: TokenKey): string {
+    return redisKeys.oauthToken(this.prefix, team, issuer, server, dpopKey);
   }
 
   async get(key: TokenKey): Promise<string | undefined> {

@@ -7,6 +7,11 @@ export interface TokenKey {
   team: string;
   issuer: string;
   server: string;
+  /**
+   * A DPoP-bound token (RFC 9449): the thumbprint of the key it is bound to. That key lives in one
+   * worker's memory, so such a token is that worker's alone, not the fleet's.
+   */
+  dpopKey?: string;
 }
 
 /**
