@@ -23,6 +23,7 @@ import { replicaWait } from './scenarios/replica-wait.ts';
 import { revisions } from './scenarios/revisions.ts';
 import { rssByMode } from './scenarios/rss-modes.ts';
 import { serialized } from './scenarios/serialized.ts';
+import { WAITING_RUNS_SETTINGS, waitingRuns } from './scenarios/waiting-runs.ts';
 import { workerMemory } from './scenarios/worker-memory.ts';
 
 /** Sized to finish in a few minutes on a 2-core machine. */
@@ -60,10 +61,11 @@ const SETTINGS: BenchSettings = {
   },
   rssByMode: { jobs: 40, callsPerJob: 25, toolMs: 10 },
   mcpGateway: MCP_GATEWAY_SETTINGS,
+  waitingRuns: WAITING_RUNS_SETTINGS,
 };
 
 /** A run that takes this long is stuck: stop everything and fail. */
-const GIVE_UP_AFTER_MS = 25 * 60_000;
+const GIVE_UP_AFTER_MS = 35 * 60_000;
 
 // A worker serving ten servers waits for each of them with its own exit listener (test/support/fleet.ts).
 EventEmitter.defaultMaxListeners = 64;
@@ -90,6 +92,7 @@ async function main(): Promise<void> {
   const orchestratorResult = await orchestrator(SETTINGS.orchestrator);
   const rssByModeResult = await rssByMode(SETTINGS.rssByMode);
   const mcpGatewayResult = await mcpGateway(SETTINGS.mcpGateway);
+  const waitingRunsResult = await waitingRuns(SETTINGS.waitingRuns);
   const { markdown, readmeUpdated } = writeReport({
     date,
     durationSeconds: (performance.now() - started) / 1000,
@@ -109,6 +112,7 @@ async function main(): Promise<void> {
     orchestrator: orchestratorResult,
     rssByMode: rssByModeResult,
     mcpGateway: mcpGatewayResult,
+    waitingRuns: waitingRunsResult,
   });
   process.stdout.write(`\n${markdown}\n\n`);
   progress(`wrote ${RESULTS_JSON} and ${RESULTS_MD}`);
