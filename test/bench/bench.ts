@@ -6,7 +6,7 @@
 import { EventEmitter } from 'node:events';
 import { loadavg } from 'node:os';
 import { ONLY, WITH_POSTGRES } from './backends.ts';
-import { closeEverything, progress } from './harness.ts';
+import { closeEverything, progress, stopEverythingOnSignals } from './harness.ts';
 import { machineInfo } from './machine.ts';
 import { type BenchSettings, RESULTS_JSON, RESULTS_MD, table, writeReport } from './report.ts';
 import { renderPostgres } from './report-postgres.ts';
@@ -145,15 +145,7 @@ async function partialRun(only: Set<string>): Promise<void> {
   process.stdout.write(`\n${renderPostgres(results, table)}\n\n`);
 }
 
-let stopping = false;
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.on(signal, () => {
-    if (stopping) return;
-    stopping = true;
-    progress(`${signal}: stopping every process the benchmark started`);
-    void closeEverything().finally(() => process.exit(130));
-  });
-}
+stopEverythingOnSignals();
 
 const watchdog = setTimeout(() => {
   progress(`FAILED: still running after ${GIVE_UP_AFTER_MS / 60_000} minutes; stopping everything`);

@@ -8,7 +8,7 @@
  */
 import { loadavg } from 'node:os';
 import { z } from 'zod';
-import { closeEverything, progress } from './harness.ts';
+import { closeEverything, progress, stopEverythingOnSignals } from './harness.ts';
 import { table } from './report.ts';
 import { renderWaitingRuns } from './report-waiting-runs.ts';
 import { WAITING_RUNS_SETTINGS, waitingRuns } from './scenarios/waiting-runs.ts';
@@ -29,15 +29,7 @@ if (!overrides.success) {
   process.exit(2);
 }
 
-let stopping = false;
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.on(signal, () => {
-    if (stopping) return;
-    stopping = true;
-    progress(`${signal}: stopping every process the benchmark started`);
-    void closeEverything().finally(() => process.exit(130));
-  });
-}
+stopEverythingOnSignals();
 
 const loadStart = loadavg()[0] ?? 0;
 const { concurrencies, jobs } = overrides.data;
