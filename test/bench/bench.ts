@@ -26,7 +26,7 @@ import { serialized } from './scenarios/serialized.ts';
 import { WAITING_RUNS_SETTINGS, waitingRuns } from './scenarios/waiting-runs.ts';
 import { workerMemory } from './scenarios/worker-memory.ts';
 
-/** Sized to finish in a few minutes on a 2-core machine. */
+/** Sized to finish in about a quarter of an hour on a 2-core machine (the waiting runs ≈ 9 minutes of it). */
 const SETTINGS: BenchSettings = {
   latency: { warmup: 20, rounds: 10, perRound: 30, perCallSessionPerRound: 3 },
   fencing: { warmup: 20, rounds: 10, perRound: 30 },
