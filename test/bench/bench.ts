@@ -6,7 +6,7 @@
 import { EventEmitter } from 'node:events';
 import { loadavg } from 'node:os';
 import { ONLY, WITH_POSTGRES } from './backends.ts';
-import { closeEverything, progress } from './harness.ts';
+import { closeEverything, progress, stopEverythingOnSignals } from './harness.ts';
 import { machineInfo } from './machine.ts';
 import { type BenchSettings, RESULTS_JSON, RESULTS_MD, table, writeReport } from './report.ts';
 import { renderPostgres } from './report-postgres.ts';
@@ -23,9 +23,10 @@ import { replicaWait } from './scenarios/replica-wait.ts';
 import { revisions } from './scenarios/revisions.ts';
 import { rssByMode } from './scenarios/rss-modes.ts';
 import { serialized } from './scenarios/serialized.ts';
+import { WAITING_RUNS_SETTINGS, waitingRuns } from './scenarios/waiting-runs.ts';
 import { workerMemory } from './scenarios/worker-memory.ts';
 
-/** Sized to finish in a few minutes on a 2-core machine. */
+/** Sized to finish in about a quarter of an hour on a 2-core machine (the waiting runs ≈ 9 minutes of it). */
 const SETTINGS: BenchSettings = {
   latency: { warmup: 20, rounds: 10, perRound: 30, perCallSessionPerRound: 3 },
   fencing: { warmup: 20, rounds: 10, perRound: 30 },
@@ -60,10 +61,11 @@ const SETTINGS: BenchSettings = {
   },
   rssByMode: { jobs: 40, callsPerJob: 25, toolMs: 10 },
   mcpGateway: MCP_GATEWAY_SETTINGS,
+  waitingRuns: WAITING_RUNS_SETTINGS,
 };
 
 /** A run that takes this long is stuck: stop everything and fail. */
-const GIVE_UP_AFTER_MS = 25 * 60_000;
+const GIVE_UP_AFTER_MS = 35 * 60_000;
 
 // A worker serving ten servers waits for each of them with its own exit listener (test/support/fleet.ts).
 EventEmitter.defaultMaxListeners = 64;
@@ -90,6 +92,7 @@ async function main(): Promise<void> {
   const orchestratorResult = await orchestrator(SETTINGS.orchestrator);
   const rssByModeResult = await rssByMode(SETTINGS.rssByMode);
   const mcpGatewayResult = await mcpGateway(SETTINGS.mcpGateway);
+  const waitingRunsResult = await waitingRuns(SETTINGS.waitingRuns);
   const { markdown, readmeUpdated } = writeReport({
     date,
     durationSeconds: (performance.now() - started) / 1000,
@@ -109,6 +112,7 @@ async function main(): Promise<void> {
     orchestrator: orchestratorResult,
     rssByMode: rssByModeResult,
     mcpGateway: mcpGatewayResult,
+    waitingRuns: waitingRunsResult,
   });
   process.stdout.write(`\n${markdown}\n\n`);
   progress(`wrote ${RESULTS_JSON} and ${RESULTS_MD}`);
@@ -141,15 +145,7 @@ async function partialRun(only: Set<string>): Promise<void> {
   process.stdout.write(`\n${renderPostgres(results, table)}\n\n`);
 }
 
-let stopping = false;
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.on(signal, () => {
-    if (stopping) return;
-    stopping = true;
-    progress(`${signal}: stopping every process the benchmark started`);
-    void closeEverything().finally(() => process.exit(130));
-  });
-}
+stopEverythingOnSignals();
 
 const watchdog = setTimeout(() => {
   progress(`FAILED: still running after ${GIVE_UP_AFTER_MS / 60_000} minutes; stopping everything`);

@@ -75,6 +75,19 @@ export async function closeEverything(): Promise<void> {
   }
 }
 
+/** Ctrl-C or SIGTERM stops every process the benchmark started before it exits (once, however often sent). */
+export function stopEverythingOnSignals(): void {
+  let stopping = false;
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.on(signal, () => {
+      if (stopping) return;
+      stopping = true;
+      progress(`${signal}: stopping every process the benchmark started`);
+      void closeEverything().finally(() => process.exit(130));
+    });
+  }
+}
+
 /** Like Promise.all, but waits for every promise to settle before throwing the first failure. */
 export async function all<T extends readonly unknown[] | []>(
   values: T,

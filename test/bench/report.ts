@@ -5,6 +5,7 @@ import type { Machine } from './machine.ts';
 import { renderCluster } from './report-cluster.ts';
 import { renderLanes } from './report-lanes.ts';
 import { renderPostgres } from './report-postgres.ts';
+import { renderWaitingRuns } from './report-waiting-runs.ts';
 import type { ClusterOptions, ClusterResult } from './scenarios/cluster.ts';
 import type { FencingOptions, FencingResult } from './scenarios/fencing.ts';
 import type { LanesOptions, LanesResult } from './scenarios/lanes.ts';
@@ -22,6 +23,7 @@ import {
 import type { RevisionsOptions, RevisionsResult } from './scenarios/revisions.ts';
 import type { ProcessRss, RssByModeOptions, RssByModeResult } from './scenarios/rss-modes.ts';
 import type { SerializedOptions, SerializedResult } from './scenarios/serialized.ts';
+import type { WaitingRunsOptions, WaitingRunsResult } from './scenarios/waiting-runs.ts';
 import type { WorkerMemoryOptions, WorkerMemoryResult } from './scenarios/worker-memory.ts';
 import { mib, ms, perSecond, ratio, type Summary } from './stats.ts';
 
@@ -40,6 +42,7 @@ export interface BenchSettings {
   orchestrator: OrchestratorOptions;
   rssByMode: RssByModeOptions;
   mcpGateway: McpGatewayOptions;
+  waitingRuns: WaitingRunsOptions;
 }
 
 export interface BenchResults {
@@ -62,6 +65,7 @@ export interface BenchResults {
   orchestrator: OrchestratorResult;
   rssByMode: RssByModeResult;
   mcpGateway: McpGatewayResult;
+  waitingRuns: WaitingRunsResult;
 }
 
 /** The headline ratios, each between two figures of the same run. */
@@ -483,6 +487,7 @@ export function renderMarkdown(results: BenchResults, derived: Derived): string 
   if (postgres) out.push(postgres);
 
   out.push(renderMcpGateway(results.mcpGateway, table));
+  out.push(renderWaitingRuns(results.waitingRuns, table));
 
   out.push(
     [

@@ -268,8 +268,10 @@ export interface components {
                         };
                         id?: string;
                     }[];
+                    delayMs?: number;
                 } | {
                     final: string;
+                    delayMs?: number;
                 })[];
             } | {
                 /** @constant */
@@ -751,8 +753,10 @@ export interface components {
                         };
                         id?: string;
                     }[];
+                    delayMs?: number;
                 } | {
                     final: string;
+                    delayMs?: number;
                 })[];
             } | {
                 /** @constant */

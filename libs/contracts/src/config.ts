@@ -321,8 +321,13 @@ export const WorkerSettingsSchema = z
 
 export const OrchestratorSettingsSchema = z
   .strictObject({
-    /** Agent runs one orchestrator replica works on at once. */
-    agentRunConcurrency: z.int().min(1).max(1000).default(20),
+    /**
+     * Agent runs one orchestrator replica works on at once. A run mostly waits on its model, so this is
+     * the replica's runs in flight, not its CPU: 200 keeps one replica's event loop busy when model steps
+     * take ≈ 2 s, and leaves runs beyond that queued for other replicas (docs/capacity.md, "Many waiting
+     * runs on one replica").
+     */
+    agentRunConcurrency: z.int().min(1).max(1000).default(200),
     /** BullMQ lock of an agent run: a replica that dies mid-run loses it to another after this. */
     lockDurationMs: z.int().min(500).default(30_000),
     stalledIntervalMs: z.int().min(250).default(15_000),
@@ -446,7 +451,7 @@ export const OrchestratorSettingsSchema = z
     message: 'must be at most orchestrator.maxDeadlineMs',
   })
   .default({
-    agentRunConcurrency: 20,
+    agentRunConcurrency: 200,
     lockDurationMs: 30_000,
     stalledIntervalMs: 15_000,
     maxRequestBytes: 1024 * 1024,

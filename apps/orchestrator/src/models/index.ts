@@ -5,6 +5,7 @@ export { ModelConfigError } from './model-config-error.ts';
 export { type ModelSettings, modelSettings, settingsSecret } from './model-settings.ts';
 export {
   type HostedModelProvider,
+  MAX_SCRIPT_DELAY_MS,
   type ModelSpec,
   ModelSpecSchema,
   type ScriptTurn,

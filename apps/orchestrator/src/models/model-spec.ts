@@ -10,10 +10,19 @@ const ScriptedToolCallSchema = z.strictObject({
   id: z.string().min(1).max(100).optional(),
 });
 
+/** The longest a scripted turn may wait before replying: a slow real model step, not a parked run. */
+export const MAX_SCRIPT_DELAY_MS = 60_000;
+
+/**
+ * How long the turn waits before it replies, as a real model's latency would (benchmarks of runs that
+ * mostly wait, cancel tests). Timer-based and abortable: a cancelled run does not sit out the delay.
+ */
+const delayMs = z.int().min(0).max(MAX_SCRIPT_DELAY_MS).optional();
+
 /** One model turn of a script: either ask for tool calls or answer and stop. */
 export const ScriptTurnSchema = z.union([
-  z.strictObject({ toolCalls: z.array(ScriptedToolCallSchema).min(1).max(64) }),
-  z.strictObject({ final: z.string().max(100_000) }),
+  z.strictObject({ toolCalls: z.array(ScriptedToolCallSchema).min(1).max(64), delayMs }),
+  z.strictObject({ final: z.string().max(100_000), delayMs }),
 ]);
 export type ScriptTurn = z.infer<typeof ScriptTurnSchema>;
 

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { isOpenAITool } from '@langchain/core/language_models/base';
 import {
   BaseChatModel,
@@ -54,8 +55,12 @@ export class ScriptedChatModel extends BaseChatModel {
     return new ScriptedChatModel({ ...this.#fields, boundToolNames });
   }
 
-  override async _generate(messages: BaseMessage[]): Promise<ChatResult> {
+  override async _generate(messages: BaseMessage[], options: this['ParsedCallOptions']): Promise<ChatResult> {
     const turn = messages.filter((message) => AIMessage.isInstance(message)).length;
+    const delay = this.script[turn]?.delayMs ?? 0;
+    // A timer, so a thousand waiting runs cost the event loop nothing; the run's signal (cancel,
+    // deadline, lost lease) ends the wait at once with an AbortError.
+    if (delay > 0) await sleep(delay, undefined, options.signal ? { signal: options.signal } : {});
     const message = this.reply(turn);
     return { generations: [{ message, text: typeof message.content === 'string' ? message.content : '' }] };
   }

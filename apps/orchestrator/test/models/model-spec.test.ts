@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ModelSpecSchema } from '../../src/models/index.ts';
+import { MAX_SCRIPT_DELAY_MS, ModelSpecSchema } from '../../src/models/index.ts';
 
 /** Issues as [code, path] pairs, the part of a zod error the HTTP layer turns into a 400 body. */
 const issuesOf = (input: unknown) => {
@@ -71,6 +71,21 @@ describe('model spec', () => {
     expect(issuesOf({ provider: 'scripted', script: [{ toolCalls: [] }] })).toEqual([
       ['too_small', ['script', 0, 'toolCalls']],
     ]);
+  });
+
+  it('accepts a delay on either kind of turn and bounds it', () => {
+    const script = [
+      { toolCalls: [{ tool: 't', arguments: {} }], delayMs: 2_000 },
+      { final: 'done', delayMs: MAX_SCRIPT_DELAY_MS },
+      { final: 'no wait', delayMs: 0 },
+    ];
+    expect(ModelSpecSchema.parse({ provider: 'scripted', script })).toEqual({ provider: 'scripted', script });
+    const turn = (delayMs: unknown) => ({ provider: 'scripted', script: [{ final: 'x', delayMs }] });
+    expect(issuesOf(turn(MAX_SCRIPT_DELAY_MS + 1))).toEqual([['too_big', ['script', 0, 'delayMs']]]);
+    expect(issuesOf(turn(-1))).toEqual([['too_small', ['script', 0, 'delayMs']]]);
+    // A wrong type fails both kinds of turn alike, so zod reports the union (its issues list both).
+    expect(issuesOf(turn(1.5))).toEqual([['invalid_union', ['script', 0]]]);
+    expect(issuesOf(turn('2000'))).toEqual([['invalid_union', ['script', 0]]]);
   });
 
   it('bounds temperature and maxTokens', () => {

@@ -1,6 +1,7 @@
 import { AIMessage, type BaseMessage, HumanMessage, ToolMessage } from '@langchain/core/messages';
 import { describe, expect, it } from 'vitest';
 import {
+  MAX_SCRIPT_DELAY_MS,
   ModelSpecSchema,
   SCRIPT_EXHAUSTED_PREFIX,
   ScriptedChatModel,
@@ -98,6 +99,39 @@ describe('scripted chat model', () => {
     if (spec.provider !== 'scripted') throw new Error('expected a scripted spec');
     const reply = await new ScriptedChatModel({ script: spec.script }).invoke('hi');
     expect(reply.tool_calls).toEqual([{ type: 'tool_call', id: 'scripted-0-0', name: 'a', args: {} }]);
+  });
+
+  it("waits a turn's delayMs before replying, and only that turn", async () => {
+    const slow = new ScriptedChatModel({
+      script: [{ toolCalls: [{ tool: 'a', arguments: {} }], delayMs: 300 }, { final: 'done' }],
+    });
+    const started = performance.now();
+    expect((await slow.invoke(historyAfter(0))).tool_calls?.[0]?.name).toBe('a');
+    expect(performance.now() - started).toBeGreaterThanOrEqual(295);
+    // The final turn has no delay: if the first turn's wait leaked into it, this would take 300 ms too.
+    const again = performance.now();
+    expect((await slow.invoke(historyAfter(1))).content).toBe('done');
+    expect(performance.now() - again).toBeLessThan(250);
+  });
+
+  it('ends a delayed turn at once when its signal aborts', async () => {
+    const slow = new ScriptedChatModel({ script: [{ final: 'never', delayMs: MAX_SCRIPT_DELAY_MS }] });
+    const controller = new AbortController();
+    const reply = slow.invoke('hi', { signal: controller.signal });
+    controller.abort(new Error('job cancelled'));
+    // Without the signal reaching the timer this would wait a minute and time the test out.
+    await expect(reply).rejects.toThrow();
+    const aborted = new ScriptedChatModel({ script: [{ final: 'never', delayMs: MAX_SCRIPT_DELAY_MS }] });
+    await expect(aborted.invoke('hi', { signal: AbortSignal.abort() })).rejects.toThrow();
+  });
+
+  it('waits on a timer, so many delayed turns wait side by side', async () => {
+    const slow = new ScriptedChatModel({ script: [{ final: 'done', delayMs: 500 }] });
+    const started = performance.now();
+    const replies = await Promise.all(Array.from({ length: 200 }, () => slow.invoke('hi')));
+    expect(replies.every((reply) => reply.content === 'done')).toBe(true);
+    // One after the other they would take 100 s; a blocking wait would also serialize them.
+    expect(performance.now() - started).toBeLessThan(20_000);
   });
 
   it('reports its type', () => {
