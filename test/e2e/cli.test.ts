@@ -18,6 +18,9 @@ const EXIT = {
   apiError: 6,
   unreachable: 7,
 };
+/** A team with its own model key (teams.<team>.models), beside the usual ones; `keys` are never shown. */
+const MODELLED_KEY = 'modelled-key-0000000000005';
+const MODEL_KEYS = { team: 'sk-cli-test-team-model-key-1', deployment: 'sk-cli-test-deployment-model-key-2' };
 /** The CLI as the suites run the apps: from sources under tsx, or dist/ with SWITCHYARD_COMPILED=1. */
 const CLI = entryPoint('apps/cli', 'main');
 
@@ -64,10 +67,34 @@ describe('the switchyard CLI', () => {
       .map((line) => JSON.parse(line) as { id: string | null; event: string; data: Record<string, unknown> });
 
   beforeAll(async () => {
-    deployment = new Deployment('cli', (dir) => ({
-      search: exampleServer('search', { trusted: true }),
-      slow: exampleServer('slow', { env: { SLOW_LEDGER: `${dir}/slow.jsonl` }, trusted: true }),
-    }));
+    deployment = new Deployment(
+      'cli',
+      (dir) => ({
+        search: exampleServer('search', { trusted: true }),
+        slow: exampleServer('slow', { env: { SLOW_LEDGER: `${dir}/slow.jsonl` }, trusted: true }),
+      }),
+      {
+        teams: {
+          alpha: { apiKeys: [TEAM_KEYS.alpha], maxConcurrentJobs: 50 },
+          searchers: { apiKeys: [TEAM_KEYS.searchers], tools: { allow: ['search__*'] } },
+          modelled: {
+            apiKeys: [MODELLED_KEY],
+            models: {
+              openai: { apiKey: MODEL_KEYS.team },
+              default: { provider: 'openai', name: 'gpt-4o-mini' },
+              allow: ['openai', 'scripted'],
+            },
+          },
+        },
+      },
+    );
+    // The deployment's models, whatever the machine's environment: openai by key, no anthropic, no default.
+    Object.assign(deployment.processEnv, {
+      OPENAI_API_KEY: MODEL_KEYS.deployment,
+      ANTHROPIC_API_KEY: '',
+      SWITCHYARD_MODEL_PROVIDER: '',
+      SWITCHYARD_MODEL_NAME: '',
+    });
     await deployment.startWorker({ id: 'w-cli' });
     orchestrator = await deployment.startOrchestrator('o-cli');
   });
@@ -290,6 +317,42 @@ describe('the switchyard CLI', () => {
       'search',
       'slow',
     ]);
+  });
+
+  it('lists the model providers a team may name, whose keys each uses and its default, never a key', async () => {
+    const deploymentKeys = await run(['models']);
+    expect(deploymentKeys.code, deploymentKeys.stderr).toBe(EXIT.ok);
+    expect(deploymentKeys.stdout).toMatch(/^team alpha, no default model: an agent job names one/);
+    expect(deploymentKeys.stdout).toMatch(
+      /\nprovider\s+keys\n-+\s+-+\nopenai\s+deployment\nollama\s+none\nscripted\s+none\n$/,
+    );
+
+    const own = await run(['models'], { SWITCHYARD_API_KEY: MODELLED_KEY });
+    expect(own.code, own.stderr).toBe(EXIT.ok);
+    expect(own.stdout).toMatch(/^team modelled, default model openai:gpt-4o-mini\n/);
+    expect(own.stdout).toMatch(/\nopenai\s+team\nscripted\s+none\n$/);
+    const json = await run(['models', '--json'], { SWITCHYARD_API_KEY: MODELLED_KEY });
+    expect(json.code, json.stderr).toBe(EXIT.ok);
+    expect(JSON.parse(json.stdout)).toEqual({
+      team: 'modelled',
+      default: { provider: 'openai', name: 'gpt-4o-mini' },
+      providers: [
+        { provider: 'openai', keys: 'team' },
+        { provider: 'scripted', keys: 'none' },
+      ],
+    });
+    for (const output of [deploymentKeys, own, json]) {
+      for (const key of Object.values(MODEL_KEYS)) expect(output.stdout + output.stderr).not.toContain(key);
+    }
+
+    // A team's view only: an operator key is refused as the API refuses it.
+    const operator = await run(['models', '--json'], { SWITCHYARD_API_KEY: TEAM_KEYS.operator });
+    expect(operator.code).toBe(EXIT.apiError);
+    expect(JSON.parse(operator.stderr)).toMatchObject({
+      status: 403,
+      problem: { type: 'urn:switchyard:problem:forbidden' },
+    });
+    expect(operator.stdout).toBe('');
   });
 
   it('exits 2 on bad usage, naming the problem', async () => {

@@ -147,6 +147,38 @@ describe('metrics behind the dashboard and the alerts', () => {
     expect(after).not.toContain(okJob);
   });
 
+  it("counts a worker's HTTP requests under the same histogram, by endpoint, never by an unknown path", async () => {
+    const metrics = () => scrape(workerUrl);
+    const live = { http_request_method: 'GET', http_route: '/health/live', http_response_status_code: '200' };
+    const before = sample(await metrics(), 'http_server_request_duration_seconds_count', live) ?? 0;
+    expect((await fetch(`${workerUrl}/health/live`)).status).toBe(200);
+    const after = await metrics();
+    expect(sample(after, 'http_server_request_duration_seconds_count', live)).toBe(before + 1);
+    // The orchestrator's buckets (OTel's advice), so one query aggregates both apps.
+    expect(sample(after, 'http_server_request_duration_seconds_bucket', { ...live, le: '7.5' })).toBe(
+      before + 1,
+    );
+    expect(sample(after, 'http_server_request_duration_seconds_bucket', { ...live, le: '+Inf' })).toBe(
+      before + 1,
+    );
+
+    const routesOf = (exposition: string) =>
+      new Set(
+        [...exposition.matchAll(/^http_server_request_duration_seconds_count\{.*http_route="([^"]*)"/gm)].map(
+          (m) => m[1],
+        ),
+      );
+    const unknownPath = `/nowhere/${okJob}`;
+    expect((await fetch(`${workerUrl}${unknownPath}`)).status).toBe(404);
+    const unmatched = { http_request_method: 'GET', http_route: '', http_response_status_code: '404' };
+    const later = await metrics();
+    expect(sample(later, 'http_server_request_duration_seconds_count', unmatched)).toBeGreaterThan(0);
+    // Only the worker's endpoints and the empty route: the unknown path made no route of its own.
+    const endpoints = ['', '/metrics', '/health/live', '/health/ready'];
+    expect([...routesOf(later)].filter((route) => !endpoints.includes(route ?? ''))).toEqual([]);
+    expect(later).not.toContain(okJob);
+  });
+
   it('observes each finished job once by kind and final status, and counts live workers per server', async () => {
     const body = await scrape(orchestrator.url);
     for (const status of ['succeeded', 'completed_with_errors']) {

@@ -5,6 +5,7 @@ import { addCatalogCommands } from './catalog/catalog-commands.ts';
 import { type ConnectionOptions, connect, DEFAULT_URL } from './connection.ts';
 import { EXIT, type ExitCode } from './exit-codes.ts';
 import { addJobCommands } from './jobs/job-commands.ts';
+import { addModelsCommand } from './models/models-command.ts';
 import { Output } from './output/output.ts';
 import { UsageError } from './usage-error.ts';
 
@@ -21,7 +22,7 @@ export async function runCli(argv: string[]): Promise<ExitCode> {
   // Known before parsing, so that even a usage error is reported in the form asked for.
   const out = new Output(argv.includes('--json'));
   const program = new Command('switchyard')
-    .description('Submit and follow Switchyard jobs; see the tools and MCP servers behind them')
+    .description('Submit and follow Switchyard jobs; see the tools, MCP servers and models behind them')
     .option('--url <url>', `the orchestrator (env SWITCHYARD_URL, default ${DEFAULT_URL})`)
     .option('--api-key <key>', "a team's API key (env SWITCHYARD_API_KEY)")
     .option('--json', 'print JSON for scripts (watch: one JSON object per line)')
@@ -43,6 +44,7 @@ export async function runCli(argv: string[]): Promise<ExitCode> {
 
   addJobCommands(program, act, out);
   addCatalogCommands(program, act, out);
+  addModelsCommand(program, act, out);
 
   try {
     await program.parseAsync(argv, { from: 'user' });

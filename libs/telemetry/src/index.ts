@@ -1,4 +1,9 @@
 export { ATTR } from './attributes.ts';
+export {
+  type HttpServerDurationLabel,
+  httpServerDuration,
+  httpServerDurationLabels,
+} from './http-server-metrics.ts';
 export { createLogger, type Logger, traceFields } from './logger.ts';
 export { markJobCallOutcome, markOutcome, SettlingSpan } from './outcome-spans.ts';
 export {

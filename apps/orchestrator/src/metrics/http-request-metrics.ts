@@ -1,19 +1,6 @@
 import type { NextFunction, Request, Response } from 'express';
 import type { OrchestratorMetrics } from './orchestrator-metrics.ts';
 
-/** The methods OTel's HTTP conventions name; any other is `_OTHER`, so a client cannot mint series. */
-const KNOWN_METHODS = new Set([
-  'GET',
-  'HEAD',
-  'POST',
-  'PUT',
-  'DELETE',
-  'PATCH',
-  'OPTIONS',
-  'CONNECT',
-  'TRACE',
-]);
-
 /**
  * The route template a request matched (`/v1/jobs/:id`), never its URL: ids would make a series per job.
  * A router mounted under a path (the queue dashboard) adds its mount path. No match (a 404, the
@@ -33,9 +20,8 @@ export function httpRequestMetrics(metrics: OrchestratorMetrics) {
   return (request: Request, response: Response, next: NextFunction): void => {
     const started = process.hrtime.bigint();
     response.once('close', () => {
-      const method = KNOWN_METHODS.has(request.method) ? request.method : '_OTHER';
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-      metrics.httpRequest(method, routeTemplate(request), response.statusCode, seconds);
+      metrics.httpRequest(request.method, routeTemplate(request), response.statusCode, seconds);
     });
     next();
   };

@@ -1,19 +1,22 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { type SwitchyardConfig, type ToolCallOutcome, WEBHOOK_EVENTS } from '@switchyard/contracts';
+import {
+  type HttpServerDurationLabel,
+  httpServerDuration,
+  httpServerDurationLabels,
+} from '@switchyard/telemetry';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import { CONFIG } from '../runtime/tokens.ts';
 
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300];
 /** Jobs run from milliseconds (a cached /mcp call) to their deadline (an agent waiting for a person). */
-/** OTel's advice for http.server.request.duration. */
-const HTTP_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10];
 const JOB_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600, 14_400, 86_400];
 
 /** What the orchestrator counts itself; gauges of queues and sessions are read on each scrape. */
 @Injectable()
 export class OrchestratorMetrics {
   readonly registry = new Registry();
-  private readonly httpSeconds: Histogram<'http_request_method' | 'http_route' | 'http_response_status_code'>;
+  private readonly httpSeconds: Histogram<HttpServerDurationLabel>;
   private readonly outcomes: Counter<'server' | 'status' | 'team'>;
   private readonly callSeconds: Histogram<'server' | 'status'>;
   private readonly queueSeconds: Histogram<'server'>;
@@ -28,14 +31,8 @@ export class OrchestratorMetrics {
     // Unprefixed (process_cpu_seconds_total, nodejs_heap_size_used_bytes, …), as stock Node.js
     // dashboards and alerts expect them; the scrape's job and instance labels say which process it is.
     collectDefaultMetrics({ register: this.registry });
-    this.httpSeconds = new Histogram({
-      // OTel's http.server.request.duration with its attributes, as OTel's Prometheus exporter names them.
-      name: 'http_server_request_duration_seconds',
-      help: 'Duration of HTTP requests on the API port, by method, route template and status code',
-      labelNames: ['http_request_method', 'http_route', 'http_response_status_code'],
-      buckets: HTTP_BUCKETS,
-      registers: [this.registry],
-    });
+    // The same histogram as the workers' (libs/telemetry), so one query reads both apps.
+    this.httpSeconds = new Histogram({ ...httpServerDuration(), registers: [this.registry] });
     this.outcomes = new Counter({
       name: 'switchyard_tool_call_outcomes_total',
       help: 'Tool calls of agent and batch jobs, by the outcome they ended with',
@@ -132,10 +129,7 @@ export class OrchestratorMetrics {
   }
 
   httpRequest(method: string, route: string, status: number, seconds: number): void {
-    this.httpSeconds.observe(
-      { http_request_method: method, http_route: route, http_response_status_code: String(status) },
-      seconds,
-    );
+    this.httpSeconds.observe(httpServerDurationLabels(method, route, status), seconds);
   }
 
   toolCall(outcome: ToolCallOutcome, team: string): void {

@@ -4,6 +4,9 @@ import type { Logger } from '../runtime/logger.ts';
 import type { SessionPool } from '../sessions/session-pool.ts';
 import type { WorkerMetrics } from './worker-metrics.ts';
 
+/** What the worker serves; a request for anything else counts under no route, never under its path. */
+const ROUTES: ReadonlySet<string> = new Set(['/metrics', '/health/live', '/health/ready']);
+
 /**
  * The worker's operator endpoints: /metrics (Prometheus), /health/live (the process answers) and
  * /health/ready (at least one MCP session is ready and the host's clock is within bounds of the store's,
@@ -20,6 +23,13 @@ export async function startWorkerHttp(
   },
 ): Promise<Server> {
   const server = createServer((request, response) => {
+    const started = process.hrtime.bigint();
+    // On close, as the orchestrator counts: the answer is done (or the client gone) with its status.
+    response.once('close', () => {
+      const route = request.url !== undefined && ROUTES.has(request.url) ? request.url : '';
+      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      deps.metrics.httpRequest(request.method, route, response.statusCode, seconds);
+    });
     const reply = (status: number, body: unknown, type = 'application/json') => {
       response.writeHead(status, { 'content-type': type });
       response.end(typeof body === 'string' ? body : JSON.stringify(body));

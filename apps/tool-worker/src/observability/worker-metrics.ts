@@ -1,4 +1,9 @@
 import { SESSION_STATES, type StoredToolCallOutcome } from '@switchyard/contracts';
+import {
+  type HttpServerDurationLabel,
+  httpServerDuration,
+  httpServerDurationLabels,
+} from '@switchyard/telemetry';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { SessionPool } from '../sessions/session-pool.ts';
 
@@ -11,6 +16,7 @@ export class WorkerMetrics {
   private readonly runSeconds: Histogram<'server' | 'status'>;
   private readonly queueSeconds: Histogram<'server'>;
   private readonly timeoutSeconds: Gauge<'server' | 'tool'>;
+  private readonly httpSeconds: Histogram<HttpServerDurationLabel>;
 
   constructor(pool: SessionPool) {
     // Unprefixed (process_cpu_seconds_total, nodejs_heap_size_used_bytes, …), as stock Node.js
@@ -42,6 +48,8 @@ export class WorkerMetrics {
       labelNames: ['server', 'tool'],
       registers: [this.registry],
     });
+    // The orchestrator's histogram (libs/telemetry), so one query reads the API and the workers' ports.
+    this.httpSeconds = new Histogram({ ...httpServerDuration(), registers: [this.registry] });
     new Gauge({
       name: 'switchyard_worker_mcp_sessions',
       help: 'This worker’s MCP sessions by state (1 = the session is in that state)',
@@ -63,5 +71,10 @@ export class WorkerMetrics {
     }
     if (outcome.runMs > 0)
       this.runSeconds.observe({ server: outcome.server, status: outcome.status }, outcome.runMs / 1000);
+  }
+
+  /** One answer on WORKER_HTTP_PORT; `route` is the endpoint it matched, or empty (worker-http.ts). */
+  httpRequest(method: string | undefined, route: string, status: number, seconds: number): void {
+    this.httpSeconds.observe(httpServerDurationLabels(method, route, status), seconds);
   }
 }
