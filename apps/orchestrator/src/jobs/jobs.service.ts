@@ -239,7 +239,7 @@ export class JobsService {
     } catch (error) {
       if (error instanceof ModelConfigError)
         throw new ProblemException('validation-failed', `model: ${error.message}`, {
-          errors: [{ path: 'model.provider', message: error.message }],
+          errors: [{ path: 'model', message: error.message }],
         });
       throw error;
     }
