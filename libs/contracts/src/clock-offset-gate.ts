@@ -46,8 +46,12 @@ export class ClockOffsetGate {
     return this.state;
   }
 
-  /** Takes a measurement; returns the new state when it flips (refusing ↔ not), undefined otherwise. */
-  observe(sample: ClockSample): ClockOffsetState | undefined {
+  /**
+   * Takes a measurement; returns the new state when it flips (refusing ↔ not), undefined otherwise.
+   * Judged on the round trip of the measurement itself (not ServerClock's narrower kept bounds): a host
+   * is refused only when even its most generous reading is too far off.
+   */
+  observe(sample: Pick<ClockSample, 'offsetMs' | 'rttMs'>): ClockOffsetState | undefined {
     const refusing = Math.abs(sample.offsetMs) - sample.rttMs / 2 > this.limitMs;
     const flipped = refusing !== this.state.refusing;
     this.state = { refusing, offsetMs: sample.offsetMs, rttMs: sample.rttMs, limitMs: this.limitMs };

@@ -17,8 +17,10 @@ export type ServerTimeSource = () => Promise<ServerTimeReply>;
 export interface ClockSample {
   /** Server time minus this process's wall clock (Date.now), in ms: what a skewed host is off by. */
   offsetMs: number;
-  /** The round trip the sample came from: the offset is known to within half of it. */
+  /** The shortest round trip of this measurement: its own samples alone put the offset within half of it. */
   rttMs: number;
+  /** How far off the offset can be, in ms, given every measurement kept so far (within rttMs / 2 unless a reading disagreed with the earlier ones and replaced them). */
+  errorMs: number;
 }
 
 /**
@@ -50,8 +52,12 @@ export function storeTime(store: Store): ServerTimeSource {
 }
 
 export interface ServerClockOptions {
-  /** How often the offset is measured again (default 30 s). */
+  /** How often the offset is measured again once it is known to within `precisionMs` (default 30 s). */
   refreshMs?: number;
+  /** Until the offset is known to within this many ms, it is measured again every `settleMs` (default 2). */
+  precisionMs?: number;
+  /** How often the offset is measured while it is less precise than `precisionMs` (default 1 s). */
+  settleMs?: number;
   /** TIME round trips per measurement; the one with the shortest round trip wins (default 3). */
   samples?: number;
   /** This process's monotonic clock in ms (default performance.now); injected by tests. */
@@ -66,6 +72,23 @@ export interface ServerClockOptions {
 
 const DEFAULT_REFRESH_MS = 30_000;
 const DEFAULT_SAMPLES = 3;
+const DEFAULT_PRECISION_MS = 2;
+const DEFAULT_SETTLE_MS = 1_000;
+/**
+ * How fast the kept bounds widen as time passes (parts per million): the server's clock and this
+ * process's monotonic clock may run at slightly different rates (NTP slews within 500 ppm; disciplined
+ * clocks stay far inside 100). A step or a faster drift leaves the bounds disjoint from the next reading,
+ * which then starts afresh.
+ */
+const DRIFT_PPM = 100;
+
+/** Where the server's epoch at monotonic 0 can be: every reading so far agrees with a value in here. */
+interface BaseBounds {
+  low: number;
+  high: number;
+  /** The monotonic time the bounds were last narrowed, from which they widen by DRIFT_PPM. */
+  at: number;
+}
 
 /**
  * One clock for deadlines across machines: the store's (Redis `TIME`, or PostgreSQL's
@@ -73,18 +96,22 @@ const DEFAULT_SAMPLES = 3;
  * by a worker, which may run on another host whose clock is minutes off; both read this clock instead of
  * their own (docs/semantics.md §6).
  *
- * It never asks the server per call: a measurement maps server time onto this process's monotonic clock
- * (the server's reading is taken to be at the midpoint of the round trip, so the error is at most half
- * the round trip), and `now()` is that mapping applied to the monotonic clock. Basing it on the
- * monotonic clock rather than Date.now also makes it immune to local wall-clock steps between
- * measurements. Measurements repeat every `refreshMs` to follow drift; until the first one, `now()` is
- * Date.now.
+ * It never asks the server per call: measurements map server time onto this process's monotonic clock,
+ * and `now()` is that mapping applied to the monotonic clock. A reading taken between monotonic `before`
+ * and `after` puts the mapping between two bounds (the server read its clock somewhere in that round
+ * trip); the bounds of every reading are intersected, widened by the allowed drift as time passes, and
+ * `now()` uses their middle. On a busy host one reading can be tens of ms off (its reply waited for the
+ * event loop), which is as far as a deadline would be misjudged; the intersection keeps the best of
+ * each side instead, and until the bounds are within `precisionMs` the measurement repeats every
+ * `settleMs`. Basing it on the monotonic clock rather than Date.now also makes it immune to local
+ * wall-clock steps between measurements. Until the first measurement, `now()` is Date.now.
  */
 export class ServerClock implements Clock {
-  /** Server epoch ms at monotonic 0; undefined until the first measurement. */
+  /** Server epoch ms at monotonic 0 (the middle of `bounds`); undefined until the first measurement. */
   private base: number | undefined;
-  private rttMs = Number.POSITIVE_INFINITY;
+  private bounds: BaseBounds | undefined;
   private timer: NodeJS.Timeout | undefined;
+  private stopped = true;
   private measuring: Promise<ClockSample> | undefined;
   private readonly monotonic: () => number;
   private readonly wall: () => number;
@@ -125,36 +152,75 @@ export class ServerClock implements Clock {
     return this.measuring;
   }
 
-  /** Measures at once and then every `refreshMs`, until stop(). */
+  /** Measures again every `settleMs` until the offset is precise, then every `refreshMs`, until stop(). */
   start(): void {
-    if (this.timer) return;
-    this.timer = setInterval(() => {
-      this.sync().catch((error: unknown) => this.options.onError?.(error));
-    }, this.options.refreshMs ?? DEFAULT_REFRESH_MS);
-    this.timer.unref();
+    if (!this.stopped) return;
+    this.stopped = false;
+    this.schedule();
   }
 
   stop(): void {
-    clearInterval(this.timer);
+    this.stopped = true;
+    clearTimeout(this.timer);
     this.timer = undefined;
   }
 
+  /** How far off the offset can be now, in ms (infinite before the first measurement). */
+  get errorMs(): number {
+    if (!this.bounds) return Number.POSITIVE_INFINITY;
+    const { low, high } = this.widened(this.bounds, this.monotonic());
+    return (high - low) / 2;
+  }
+
+  private schedule(): void {
+    if (this.stopped) return;
+    const precise = this.errorMs <= (this.options.precisionMs ?? DEFAULT_PRECISION_MS);
+    const delayMs = precise
+      ? (this.options.refreshMs ?? DEFAULT_REFRESH_MS)
+      : (this.options.settleMs ?? DEFAULT_SETTLE_MS);
+    this.timer = setTimeout(() => {
+      this.sync()
+        .catch((error: unknown) => this.options.onError?.(error))
+        .finally(() => this.schedule());
+    }, delayMs);
+    this.timer.unref();
+  }
+
+  /** The bounds as they stand at monotonic `now`: wider by the drift allowed since they were narrowed. */
+  private widened(bounds: BaseBounds, now: number): BaseBounds {
+    const drift = (Math.max(0, now - bounds.at) * DRIFT_PPM) / 1e6;
+    return { low: bounds.low - drift, high: bounds.high + drift, at: now };
+  }
+
+  /** Narrows the kept bounds with one reading's; a reading that disagrees with them replaces them. */
+  private narrow(reading: BaseBounds): void {
+    const kept = this.bounds && this.widened(this.bounds, reading.at);
+    const low = kept ? Math.max(kept.low, reading.low) : reading.low;
+    const high = kept ? Math.min(kept.high, reading.high) : reading.high;
+    this.bounds = low <= high ? { low, high, at: reading.at } : reading;
+    this.base = (this.bounds.low + this.bounds.high) / 2;
+  }
+
   private async measure(): Promise<ClockSample> {
-    let best: { base: number; rttMs: number } | undefined;
-    for (let index = 0; index < (this.options.samples ?? DEFAULT_SAMPLES); index++) {
+    const samples = this.options.samples ?? DEFAULT_SAMPLES;
+    if (samples < 1) throw new Error('ServerClock: samples must be at least 1');
+    let rttMs = Number.POSITIVE_INFINITY;
+    for (let index = 0; index < samples; index++) {
       const before = this.monotonic();
       const [seconds, micros] = await this.time();
       const after = this.monotonic();
       const serverMs = Number(seconds) * 1000 + Number(micros) / 1000;
       if (!Number.isFinite(serverMs))
         throw new Error(`the server clock gave an unreadable reply: ${seconds} ${micros}`);
-      const candidate = { base: serverMs - (before + after) / 2, rttMs: after - before };
-      if (!best || candidate.rttMs < best.rttMs) best = candidate;
+      // The server read serverMs at some monotonic moment between before and after.
+      this.narrow({ low: serverMs - after, high: serverMs - before, at: after });
+      rttMs = Math.min(rttMs, after - before);
     }
-    if (!best) throw new Error('ServerClock: samples must be at least 1');
-    this.base = best.base;
-    this.rttMs = best.rttMs;
-    const sample = { offsetMs: this.offsetMs, rttMs: Math.round(this.rttMs * 10) / 10 };
+    const sample = {
+      offsetMs: this.offsetMs,
+      rttMs: Math.round(rttMs * 10) / 10,
+      errorMs: Math.round(this.errorMs * 10) / 10,
+    };
     this.options.onSample?.(sample);
     return sample;
   }

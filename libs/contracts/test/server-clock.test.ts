@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ServerClock, type ServerTimeReply } from '../src/index.ts';
 
 /**
@@ -36,7 +36,7 @@ describe('ServerClock', () => {
     const clock = new ServerClock(fake.time, { samples: 1, monotonic: fake.monotonic, wall: fake.wall });
     expect(clock.now()).toBe(fake.wall()); // before the first measurement: the local clock
     const sample = await clock.sync();
-    expect(sample).toEqual({ offsetMs: -400_000, rttMs: 4 });
+    expect(sample).toEqual({ offsetMs: -400_000, rttMs: 4, errorMs: 2 });
     expect(Math.abs(clock.now() - fake.trueNow())).toBeLessThanOrEqual(1);
     fake.advance(5_000);
     // No TIME per reading: later readings follow the monotonic clock.
@@ -93,5 +93,101 @@ describe('ServerClock', () => {
     await expect(clock.sync()).rejects.toThrow('Redis unreachable');
     expect(clock.synced).toBe(true);
     expect(Math.abs(clock.now() - fake.trueNow())).toBeLessThanOrEqual(1);
+  });
+
+  it('intersects the readings: replies that waited and requests that waited correct each other', async () => {
+    // On a busy host no single round trip is short: one reply waited 40 ms for the event loop (read at
+    // once), the next request waited 40 ms before the server read it. Either alone is 20 ms off.
+    const fake = world({
+      skewMs: 0,
+      trips: [
+        { upMs: 0, downMs: 40 },
+        { upMs: 40, downMs: 0 },
+      ],
+    });
+    const clock = new ServerClock(fake.time, { samples: 2, monotonic: fake.monotonic, wall: fake.wall });
+    const sample = await clock.sync();
+    expect(sample.rttMs).toBe(40);
+    expect(sample.errorMs).toBe(0);
+    expect(Math.abs(clock.now() - fake.trueNow())).toBeLessThanOrEqual(1);
+  });
+
+  it('keeps what earlier measurements knew, widened by the drift allowed since', async () => {
+    const fake = world({
+      skewMs: 0,
+      trips: [
+        { upMs: 0, downMs: 60 },
+        { upMs: 60, downMs: 0 },
+      ],
+    });
+    const clock = new ServerClock(fake.time, { samples: 1, monotonic: fake.monotonic, wall: fake.wall });
+    expect((await clock.sync()).errorMs).toBe(30);
+    expect(Math.abs(clock.now() - fake.trueNow())).toBeGreaterThanOrEqual(29);
+    fake.advance(10_000);
+    const second = await clock.sync();
+    // 10 s at 100 ppm widen the first bounds by 1 ms on each side; the second reading's own are 60 ms wide.
+    expect(second.errorMs).toBeLessThanOrEqual(1);
+    expect(Math.abs(clock.now() - fake.trueNow())).toBeLessThanOrEqual(1);
+  });
+
+  it('starts afresh from a reading that disagrees with what it knew (the server clock stepped)', async () => {
+    let step = 0;
+    const fake = world({ skewMs: 0, trips: [] });
+    const clock = new ServerClock(
+      async () => {
+        const [seconds, micros] = await fake.time();
+        const ms = Number(seconds) * 1000 + Number(micros) / 1000 + step;
+        return [String(Math.floor(ms / 1000)), String(Math.round((ms % 1000) * 1000))];
+      },
+      { samples: 1, monotonic: fake.monotonic, wall: fake.wall },
+    );
+    await clock.sync();
+    step = 500;
+    fake.advance(1_000);
+    await clock.sync();
+    expect(Math.abs(clock.now() - (fake.trueNow() + step))).toBeLessThanOrEqual(2);
+  });
+
+  describe('start()', () => {
+    afterEach(() => {
+      vi.useRealTimers();
+    });
+
+    it('measures every settleMs until the offset is precise, then every refreshMs', async () => {
+      vi.useFakeTimers();
+      let slow = true;
+      const fake = world({ skewMs: 0, trips: [] });
+      // Every request waits 20 ms before the server reads its clock until `slow` ends: the offset stays
+      // about 10 ms uncertain, however many readings are intersected.
+      const clock = new ServerClock(
+        async () => {
+          if (slow) fake.advance(20);
+          return fake.time();
+        },
+        {
+          samples: 1,
+          settleMs: 1_000,
+          refreshMs: 30_000,
+          precisionMs: 2,
+          monotonic: fake.monotonic,
+          wall: fake.wall,
+        },
+      );
+      const asked = () => fake.asked();
+      clock.start();
+      await vi.advanceTimersByTimeAsync(3_000);
+      expect(asked()).toBe(3);
+      slow = false;
+      await vi.advanceTimersByTimeAsync(1_000);
+      expect(clock.errorMs).toBeLessThanOrEqual(2);
+      const settledAt = asked();
+      await vi.advanceTimersByTimeAsync(29_000);
+      expect(asked()).toBe(settledAt);
+      await vi.advanceTimersByTimeAsync(1_000);
+      expect(asked()).toBe(settledAt + 1);
+      clock.stop();
+      await vi.advanceTimersByTimeAsync(60_000);
+      expect(asked()).toBe(settledAt + 1);
+    });
   });
 });

@@ -108,7 +108,7 @@ export class AgentRunConsumer implements OnApplicationBootstrap, OnModuleDestroy
     if (this.clockGate) this.watchClock(this.clockGate);
   }
 
-  /** Measures the database's clock at once and every 30 s; each verdict pauses or runs the Worker. */
+  /** Measures the database's clock at once, then as ServerClock.start() repeats it; each verdict pauses or runs the Worker. */
   private watchClock(gate: ClockOffsetGate): void {
     const name = storeName(this.store);
     let decided = false;
