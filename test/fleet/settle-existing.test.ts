@@ -10,7 +10,8 @@ const REASON = "the job's deadlineMs of 1000 ms passed";
 /**
  * settleExisting (docs/semantics.md §6): a replica resuming a cancelled or past-deadline run settles a
  * call an earlier replica queued from its queue job — the recorded outcome, a removal, or a cancel on the
- * worker — and never adds the job itself. `first` plays the earlier replica, `resumer` the one resuming.
+ * worker — and never adds the job itself. follow (§18): a replica resuming a live run waits for such a
+ * call's job, and never adds it either. `first` plays the earlier replica, `resumer` the one resuming.
  */
 describe('settling an already-dispatched call without starting it', () => {
   let fleet: Fleet;
@@ -80,5 +81,26 @@ describe('settling an already-dispatched call without starting it', () => {
     expect(rows.filter((row) => row.phase === 'start' && row.ms === 5)).toHaveLength(1); // 'finished'
     expect(rows.filter((row) => row.phase === 'start' && row.ms === 20_000)).toHaveLength(1);
     expect(rows.find((row) => row.phase === 'cancelled')?.reason).toContain(REASON);
+  });
+
+  it('follows a call an earlier replica queued to its outcome, and never queues one whose job is gone', async () => {
+    // Gone (Redis lost it, or it never was): nothing to follow, and nothing added — an add here is what
+    // ran a non-idempotent call twice when Redis lost its data between a resumed run's look and its add.
+    expect(await resumer.follow(request('gone'))).toBeUndefined();
+    expect(await resumer.queue('slow').getJob(toolCallJobId(JOB, 'gone'))).toBeUndefined();
+
+    const original = first.dispatch(request('followed', 1_000));
+    await waitForLedger(fleet.path('slow.jsonl'), (rows) =>
+      rows.some((row) => row.phase === 'start' && row.ms === 1_000),
+    );
+    const followed = await resumer.follow(request('followed', 1_000));
+    const outcome = await original;
+    expect(followed).toMatchObject({ status: 'ok', executed: 'yes', attempts: 1 });
+    expect(followed?.finishedAt).toBe(outcome.finishedAt);
+    expect(followed?.workerId).toBe(outcome.workerId);
+    const rows = await waitForLedger(fleet.path('slow.jsonl'), (all) =>
+      all.some((row) => row.phase === 'done' && row.ms === 1_000),
+    );
+    expect(rows.filter((row) => row.phase === 'start' && row.ms === 1_000)).toHaveLength(1);
   });
 });

@@ -202,34 +202,59 @@ export class ToolCallDispatcher {
      * overtake that one (on a cluster, PUBLISHes through different nodes keep no order). */
     options: { refused?: boolean } = {},
   ): Promise<ToolCallOutcome | undefined> {
-    const queue = this.queues.of(request.server);
-    const bullId = toolCallJobId(request.jobId, request.toolCallId);
     // Heard first, as in cancel(): a worker taking the call from now on refuses it unsent, including
     // one the earlier run adds late (a replica frozen between its lease check and the add, §4).
-    if (!options.refused) await this.requestCancels([{ queue: queue.name, id: bullId }], reason);
-    let entry = this.pending.get(queue, bullId);
-    if (!entry) {
-      const job = (await queue.getJob(bullId)) as Job | undefined;
-      if (!job) return undefined;
-      const parsed = ToolCallJobSchema.safeParse(job.data);
-      if (!parsed.success) {
-        throw new DispatchError(
-          `queue job ${bullId} of ${request.server}__${request.tool} (job ${request.jobId}, call ${request.toolCallId}) has unreadable data: ${parsed.error.message}`,
-        );
-      }
-      const finished = settledOutcome(job, parsed.data);
-      if (finished) return finished;
-      const attached = this.pending.attach(request, parsed.data, queue, bullId);
-      entry = attached.entry;
-      if (attached.created) {
-        // The earlier run put the call in its team's line; whoever settles it takes it out.
-        entry.inLine = true;
-        // The same watch as a dispatched call's: deadline, first look, then the reconcile rounds.
-        await this.pending.watch(entry);
-      }
+    if (!options.refused) {
+      const queue = this.queues.of(request.server).name;
+      await this.requestCancels([{ queue, id: toolCallJobId(request.jobId, request.toolCallId) }], reason);
     }
-    await this.pending.removeQueued([entry], reason);
-    return entry.promise;
+    const existing = await this.attachExisting(request);
+    if (!existing || 'finished' in existing) return existing?.finished;
+    await this.pending.removeQueued([existing.entry], reason);
+    return existing.entry.promise;
+  }
+
+  /**
+   * Waits for a call an earlier run queued, as dispatch() would, but never adds a job: its outcome, or
+   * `undefined` when its queue job is gone. A re-run follows the job it found this way: were it to add
+   * under the same id instead, a job Redis lost after the look would come back as a new one and run a
+   * second time (docs/semantics.md §18); followed, its loss is judged as a lost job (pending-calls).
+   */
+  async follow(request: ToolCallRequest): Promise<ToolCallOutcome | undefined> {
+    const existing = await this.attachExisting(request);
+    if (!existing) return undefined;
+    return 'finished' in existing ? existing.finished : existing.entry.promise;
+  }
+
+  /**
+   * The queue job of a call an earlier run queued: the outcome recorded on it when it finished, else this
+   * process's wait for it (made and watched like a dispatched call's); undefined when there is no job.
+   */
+  private async attachExisting(
+    request: ToolCallRequest,
+  ): Promise<{ finished: ToolCallOutcome } | { entry: PendingCall } | undefined> {
+    const queue = this.queues.of(request.server);
+    const bullId = toolCallJobId(request.jobId, request.toolCallId);
+    const pending = this.pending.get(queue, bullId);
+    if (pending) return { entry: pending };
+    const job = (await queue.getJob(bullId)) as Job | undefined;
+    if (!job) return undefined;
+    const parsed = ToolCallJobSchema.safeParse(job.data);
+    if (!parsed.success) {
+      throw new DispatchError(
+        `queue job ${bullId} of ${request.server}__${request.tool} (job ${request.jobId}, call ${request.toolCallId}) has unreadable data: ${parsed.error.message}`,
+      );
+    }
+    const finished = settledOutcome(job, parsed.data);
+    if (finished) return { finished };
+    const { entry, created } = this.pending.attach(request, parsed.data, queue, bullId);
+    if (created) {
+      // The earlier run put the call in its team's line; whoever settles it takes it out.
+      entry.inLine = true;
+      // The same watch as a dispatched call's: deadline, first look, then the reconcile rounds.
+      await this.pending.watch(entry);
+    }
+    return { entry };
   }
 
   /** Queue depth of one server, for operators (GET /v1/servers, metrics). */

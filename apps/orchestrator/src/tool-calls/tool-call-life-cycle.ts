@@ -148,12 +148,12 @@ export class ToolCallLifeCycle {
           // (`<id>~input-<round>`, its own deterministic queue job) carrying the answer.
           const roundId = roundCallId(call.id, answered.round);
           lease.assertHeld();
-          // An earlier run dispatched it: its queue job may have gone with Redis's data (§18).
-          const lost =
+          // An earlier run dispatched it: its queue job is followed, or may have gone with Redis's data (§18).
+          const earlier =
             recorded?.status === 'dispatched'
-              ? await lease.race(this.lostQueueJob(job, recorded, roundId, tool, target))
-              : undefined;
-          if (lost) outcome = lost;
+              ? await lease.race(this.earlierQueueJob(job, recorded, roundId, tool, target))
+              : 'add';
+          if (typeof earlier !== 'string') outcome = earlier;
           else {
             // Read before the add, stored with the `dispatched` record: a re-dispatch compares it.
             const epoch = await this.epochs.forDispatch(tool.server);
@@ -167,19 +167,22 @@ export class ToolCallLifeCycle {
               { jobId: job.id, toolCallId: call.id, roundId, server: tool.server, tool: tool.tool },
               { listener: this.progress, events: this.events, store: this.store, log: context.log },
             );
+            const request: ToolCallRequest = {
+              jobId: job.id,
+              toolCallId: roundId,
+              server: tool.server,
+              tool: tool.tool,
+              arguments: call.args,
+              team: job.team,
+              labels: { ...context.labels, team: job.team },
+              ...(answered.answer ? { answer: answered.answer } : {}),
+              ...(context.logLevel ? { logLevel: context.logLevel } : {}),
+            };
             try {
               outcome = await lease.race(
-                this.dispatcher.dispatch({
-                  jobId: job.id,
-                  toolCallId: roundId,
-                  server: tool.server,
-                  tool: tool.tool,
-                  arguments: call.args,
-                  team: job.team,
-                  labels: { ...context.labels, team: job.team },
-                  ...(answered.answer ? { answer: answered.answer } : {}),
-                  ...(context.logLevel ? { logLevel: context.logLevel } : {}),
-                }),
+                earlier === 'follow' && recorded
+                  ? this.followEarlier(request, job, recorded, tool, target)
+                  : this.dispatcher.dispatch(request),
               );
             } finally {
               // The held progress is stored before the outcome, which ends the call's bar.
@@ -263,19 +266,20 @@ export class ToolCallLifeCycle {
   }
 
   /**
-   * For a call an earlier run recorded `dispatched` and that is dispatched again: its outcome when its
-   * queue job is gone with Redis's data and it must not run again (non-idempotent, dispatched under an
-   * earlier Redis epoch: it may have run); undefined when it may be dispatched under its id — its job
-   * exists (the add attaches to it), provably never existed (same epoch), or the call is idempotent.
+   * For a call an earlier run recorded `dispatched` and that is dispatched again: `follow` while its queue
+   * job exists (never added again: a job Redis loses after this look must not come back as a new one and
+   * run twice); `add` when it may be dispatched under its id — it provably never existed (same epoch) or
+   * the call is idempotent; its outcome when the job is gone with Redis's data and the call must not run
+   * again (non-idempotent, dispatched under an earlier Redis epoch: it may have run).
    */
-  private async lostQueueJob(
+  private async earlierQueueJob(
     job: JobRecord,
     recorded: ToolCallRecord,
     roundId: string,
     tool: ModelTool,
     target: Parameters<typeof localOutcome>[0],
-  ): Promise<ToolCallOutcome | undefined> {
-    if (await this.dispatcher.queue(tool.server).getJob(toolCallJobId(job.id, roundId))) return undefined;
+  ): Promise<'follow' | 'add' | ToolCallOutcome> {
+    if (await this.dispatcher.queue(tool.server).getJob(toolCallJobId(job.id, roundId))) return 'follow';
     // Read after the look at the queue: Redis losing its data between the two shows as another epoch.
     const { epoch } = await this.epochs.read(tool.server);
     const decision = lostEntryDecision({
@@ -283,7 +287,7 @@ export class ToolCallLifeCycle {
       currentEpoch: epoch,
       idempotent: tool.idempotent,
     });
-    if (decision === 'add') return undefined;
+    if (decision === 'add') return 'add';
     return localOutcome(
       target,
       'indeterminate',
@@ -291,6 +295,23 @@ export class ToolCallLifeCycle {
       LOST_ENTRY_ERROR,
       'unknown',
     );
+  }
+
+  /**
+   * The outcome of a call whose queue job an earlier run added: followed without adding; if the job went
+   * between the look and the follow, the lost-entry rule decides again whether it may be added.
+   */
+  private async followEarlier(
+    request: ToolCallRequest,
+    job: JobRecord,
+    recorded: ToolCallRecord,
+    tool: ModelTool,
+    target: Parameters<typeof localOutcome>[0],
+  ): Promise<ToolCallOutcome> {
+    const followed = await this.dispatcher.follow(request);
+    if (followed) return followed;
+    const earlier = await this.earlierQueueJob(job, recorded, request.toolCallId, tool, target);
+    return typeof earlier === 'string' ? this.dispatcher.dispatch(request) : earlier;
   }
 
   /**
