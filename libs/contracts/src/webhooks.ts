@@ -26,7 +26,13 @@ export const WebhookEventsSchema = z.array(z.enum(WEBHOOK_EVENTS)).min(1).max(WE
 export const WebhookUrlSchema = z
   .url({ protocol: /^https?$/ })
   .max(2_000)
-  .refine((url) => !new URL(url).username && !new URL(url).password, 'must not carry credentials');
+  // zod runs this refinement after a failed .url() check too: an unparsable value is that check's error
+  // (named at its key), not a TypeError thrown out of the config parse.
+  .refine((url) => {
+    if (!URL.canParse(url)) return true;
+    const { username, password } = new URL(url);
+    return !username && !password;
+  }, 'must not carry credentials');
 
 /**
  * A Standard Webhooks signing secret: `whsec_` and the base64 of 24–64 random bytes

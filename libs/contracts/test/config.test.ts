@@ -133,6 +133,17 @@ describe('secrets a process does not use', () => {
     );
   });
 
+  it("names the key of a team webhook URL a worker cannot expand (it never throws the URL parser's TypeError)", () => {
+    const unexpanded = {
+      servers: {},
+      teams: { a: { apiKeys: ['${A_KEY_0000000001}'], webhooks: [{ url: '${HOOK_URL}' }] } },
+    };
+    const error = errorOf(() =>
+      parseConfig(unexpanded, {}, undefined, { unusedSecrets: WORKER_UNUSED_SECRETS }),
+    );
+    expect(error.key).toBe('teams.a.webhooks.0.url');
+  });
+
   it('lets an orchestrator start without server tokens, but not without the team keys', () => {
     const env = { SEARCH_TEAM_KEY: 'search-key-0000000001' };
     const config = parseConfig(raw, env, undefined, { unusedSecrets: ORCHESTRATOR_UNUSED_SECRETS });
