@@ -104,6 +104,7 @@ describe('job API', () => {
         'getReadiness',
         'listJobs',
         'listJobWebhooks',
+        'listModels',
         'listServers',
         'listTools',
         'streamJobEvents',
