@@ -323,11 +323,12 @@ export const OrchestratorSettingsSchema = z
   .strictObject({
     /**
      * Agent runs one orchestrator replica works on at once. A run mostly waits on its model, so this is
-     * the replica's runs in flight, not its CPU: 200 keeps one replica's event loop busy when model steps
-     * take ≈ 2 s, and leaves runs beyond that queued for other replicas (docs/capacity.md, "Many waiting
-     * runs on one replica").
+     * the replica's runs in flight, not its CPU: ≈ 200 keep one replica's event loop busy when model steps
+     * take ≈ 2 s (docs/capacity.md, "Many waiting runs on one replica"). The default stays 20 because on
+     * the PostgreSQL backend the replica's queue pool grows with it (10 + this / 4 connections) and a
+     * few replicas at 200 pass PostgreSQL's default max_connections of 100.
      */
-    agentRunConcurrency: z.int().min(1).max(1000).default(200),
+    agentRunConcurrency: z.int().min(1).max(1000).default(20),
     /** BullMQ lock of an agent run: a replica that dies mid-run loses it to another after this. */
     lockDurationMs: z.int().min(500).default(30_000),
     stalledIntervalMs: z.int().min(250).default(15_000),
@@ -451,7 +452,7 @@ export const OrchestratorSettingsSchema = z
     message: 'must be at most orchestrator.maxDeadlineMs',
   })
   .default({
-    agentRunConcurrency: 200,
+    agentRunConcurrency: 20,
     lockDurationMs: 30_000,
     stalledIntervalMs: 15_000,
     maxRequestBytes: 1024 * 1024,

@@ -148,7 +148,7 @@ export function orchestrator(options: OrchestratorOptions): Promise<Orchestrator
     });
     const settings = {
       teams: { alpha: { apiKeys: [TEAM_KEYS.alpha], maxConcurrentJobs: 1000 } },
-      // The config schema's defaults (agentRunConcurrency included: enough for the concurrent runs).
+      // The config schema's defaults, except enough concurrent runs for the memory measurement.
       orchestrator: { agentRunConcurrency: 200, lockDurationMs: 30_000, stalledIntervalMs: 15_000 },
     };
     const backends: Backend[] = WITH_POSTGRES ? ['redis', 'postgres'] : ['redis'];
