@@ -17,9 +17,9 @@ import {
 import { REDIS_CLUSTER_NODES } from '../support/redis.ts';
 
 /**
- * On Redis Cluster a log line's PUBLISH reaches the gateway's subscriber through the cluster bus, while
- * the call's outcome arrives from another node's stream: a line can come after the result it belongs
- * to, and is then not relayed (docs/semantics.md §16). The redis and postgres passes run these tests.
+ * On Redis Cluster each log line's PUBLISH may enter through another node and crosses the cluster bus,
+ * while the call's outcome arrives from another node's stream: lines can arrive out of order, or after the
+ * result and then not be relayed (docs/semantics.md §16). The redis and postgres passes run these tests.
  */
 const LOGS_BEFORE_RESULT = REDIS_CLUSTER_NODES === '';
 
