@@ -5,6 +5,22 @@ import { JobStore } from '../src/jobs/job-store.ts';
 import { jobView } from '../src/jobs/job-view.ts';
 import { dropJobSchema, openJobSchema } from './fixtures/job-schema.ts';
 
+/** Counts the statements sent through `pool.query` until stopped. */
+function countQueries(pool: pg.Pool): { stop: () => number } {
+  const query = pool.query.bind(pool);
+  let count = 0;
+  pool.query = ((...args: Parameters<typeof query>) => {
+    count += 1;
+    return query(...args);
+  }) as typeof pool.query;
+  return {
+    stop: () => {
+      pool.query = query;
+      return count;
+    },
+  };
+}
+
 /** Real PostgreSQL, a fresh schema dropped afterwards. */
 describe('JobStore', () => {
   let pool: pg.Pool;
@@ -229,6 +245,24 @@ describe('JobStore', () => {
 
     expect((await store.get('job-final'))?.status).toBe('succeeded');
     expect(await statusEvents('job-final')).toEqual([{ status: 'succeeded' }]);
+  });
+
+  it('starts a job and stores its running event in the same statement; an ended job stores neither', async () => {
+    await createJob('job-start');
+    const running = { type: 'status', data: { status: 'running', replica: 'r1' } };
+    const statements = countQueries(pool);
+    const started = await store.markRunning('job-start', running);
+    expect(statements.stop()).toBe(1);
+    expect(started).toMatchObject({ id: 'job-start', status: 'running' });
+    expect(started?.startedAt).toBeInstanceOf(Date);
+    expect(await statusEvents('job-start')).toEqual([{ status: 'running', replica: 'r1' }]);
+
+    expect(await store.cancel('job-start', { type: 'status', data: { status: 'cancelled' } })).toBe(true);
+    expect(await store.markRunning('job-start', running)).toBeUndefined();
+    expect(await statusEvents('job-start')).toEqual([
+      { status: 'running', replica: 'r1' },
+      { status: 'cancelled' },
+    ]);
   });
 
   it('cancels a job with its event, once', async () => {

@@ -64,8 +64,12 @@ export class GatewayJobs {
     const context = this.contextFor(job, run);
     for (;;) {
       const before = job.status;
-      const running = await this.store.markRunning(job.id);
-      if (running && before !== 'running') await this.events.publish(job.id, 'status', { status: 'running' });
+      // The first start and a wake-up after a parked question store their status event with the move.
+      if (before !== 'running')
+        await this.events.publishWith(job.id, 'status', { status: 'running' }, async (event) =>
+          Boolean(await this.store.markRunning(job.id, event)),
+        );
+      else await this.store.markRunning(job.id);
       const settled = await this.calls.execute(context, {
         id: GATEWAY_CALL_ID,
         name: run.name,

@@ -229,13 +229,19 @@ export class JobStore {
 
   /**
    * queued|running|input_required → running (a parked run wakes up to look again); returns undefined
-   * when the job already ended (e.g. cancelled).
+   * when the job already ended (e.g. cancelled). With an event, the event is stored by the same statement
+   * and only when the job was moved (one round trip per run start instead of two).
    */
-  async markRunning(id: string): Promise<JobRecord | undefined> {
+  async markRunning(id: string, event?: StoredEventInput): Promise<JobRecord | undefined> {
+    const update = `UPDATE jobs SET status = 'running', started_at = coalesce(started_at, now())
+       WHERE id = $1 AND status IN ('queued', 'running', 'input_required') RETURNING ${JOB_COLUMNS}`;
     const result = await this.pool.query<JobRecord>(
-      `UPDATE jobs SET status = 'running', started_at = coalesce(started_at, now())
-       WHERE id = $1 AND status IN ('queued', 'running', 'input_required') RETURNING ${JOB_COLUMNS}`,
-      [id],
+      event
+        ? `WITH started AS (${update}),
+             stored AS (INSERT INTO job_events (job_id, type, data) SELECT id, $2, $3 FROM started)
+           SELECT * FROM started`
+        : update,
+      [id, ...eventParams(event)],
     );
     return result.rows[0];
   }

@@ -104,7 +104,7 @@ export class JobRunner implements OnModuleInit {
 
   /** `lease` is this replica's hold on the run; a run lost to another replica stops without a trace. */
   async run(jobId: string, replicaId: string, lease: RunLease = UNCONTESTED_LEASE): Promise<RunExit> {
-    const job = await this.store.markRunning(jobId);
+    const job = await this.start(jobId, replicaId);
     if (!job) {
       // Cancelled before it started, or already finished by an earlier attempt.
       await this.settleCallsLeftOpen(jobId);
@@ -126,8 +126,26 @@ export class JobRunner implements OnModuleInit {
           [ATTR.REPLICA]: replicaId,
         },
       },
-      () => this.runJob(job, replicaId, lease),
+      () => this.runJob(job, lease),
     );
+  }
+
+  /**
+   * Moves the job to `running` and stores its `status` event in the same statement (one round trip per
+   * run start); undefined when it had already ended.
+   */
+  private async start(jobId: string, replicaId: string): Promise<JobRecord | undefined> {
+    const started: { job?: JobRecord } = {};
+    await this.events.publishWith(
+      jobId,
+      'status',
+      { status: 'running', replica: replicaId },
+      async (event) => {
+        started.job = await this.store.markRunning(jobId, event);
+        return started.job !== undefined;
+      },
+    );
+    return started.job;
   }
 
   /**
@@ -143,10 +161,9 @@ export class JobRunner implements OnModuleInit {
       this.log.info({ job_id: jobId, calls: settled }, 'settled the calls a cancelled job left open');
   }
 
-  private async runJob(job: JobRecord, replicaId: string, lease: RunLease): Promise<RunExit> {
+  private async runJob(job: JobRecord, lease: RunLease): Promise<RunExit> {
     // trace_id and span_id come from the active span (see runtime/logger.ts).
     const log = this.log.child({ job_id: job.id, team: job.team });
-    await this.events.publish(job.id, 'status', { status: 'running', replica: replicaId });
     log.info({ kind: job.kind }, 'run started');
 
     const controller = new AbortController();
