@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { IScaledObject } from '@kubernetes-models/keda/keda.sh/v1alpha1/ScaledObject';
-import { parseConfig } from '@switchyard/contracts';
+import { PROCESS_NODE_FLAGS, parseConfig } from '@switchyard/contracts';
 import type { IDeployment } from 'kubernetes-models/apps/v1/Deployment';
 import type { IConfigMap } from 'kubernetes-models/v1/ConfigMap';
 import type { IContainer } from 'kubernetes-models/v1/Container';
@@ -591,10 +591,33 @@ describe('Dockerfiles', () => {
       });
       expect(final?.image, name).toMatch(/^node:24(\b|-)/);
       expect(argv.join(' '), name).toMatch(
-        /^\/usr\/bin\/tini -- node (--[a-z-]+ )*apps\/[a-z-]+\/dist\/main\.js$/,
+        /^\/usr\/bin\/tini -- node (--[a-z-]+(=\S+)? )*apps\/[a-z-]+\/dist\/main\.js$/,
       );
       expect(argv.join(' '), name).not.toMatch(/tsx|typescript|\.ts\b/);
     }
+  });
+
+  it('runs each app with the Node flags every Switchyard process runs with, in the images and the npm scripts', () => {
+    // One list (libs/contracts/src/process-flags.ts) that the test deployments and the demo take as code.
+    expect(PROCESS_NODE_FLAGS.length).toBeGreaterThan(0);
+    for (const [name, app] of [
+      ['Dockerfile.orchestrator', 'orchestrator'],
+      ['Dockerfile.tool-worker', 'tool-worker'],
+    ] as const) {
+      const { stages } = parseDockerfile(read(name));
+      const cmd = stages
+        .at(-1)
+        ?.instructions.filter((i) => i.keyword === 'CMD')
+        .pop();
+      const argv = cmd ? (JSON.parse(cmd.args) as string[]) : [];
+      expect(argv.slice(0, 1 + PROCESS_NODE_FLAGS.length), name).toEqual(['node', ...PROCESS_NODE_FLAGS]);
+      expect(argv.at(-1), name).toBe(`apps/${app}/dist/main.js`);
+    }
+    const scripts = (
+      JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }
+    ).scripts;
+    expect(scripts.orchestrator).toBe(`node ${PROCESS_NODE_FLAGS.join(' ')} apps/orchestrator/dist/main.js`);
+    expect(scripts.worker).toBe(`node ${PROCESS_NODE_FLAGS.join(' ')} apps/tool-worker/dist/main.js`);
   });
 
   it('the TypeScript toolchain is dev-only, and what --omit=dev still installs is removed', () => {

@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { createWriteStream, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { PROCESS_NODE_FLAGS } from '@switchyard/contracts';
 
 export interface StartedProcess {
   name: string;
@@ -16,7 +17,7 @@ export interface StartedProcess {
   stop: () => Promise<void>;
 }
 
-/** Runs `node <entry>` (compiled JavaScript, see `npm run build`) with its JSON logs teed to .switchyard/<name>.log. */
+/** Runs `node <flags> <entry>` (the flags every Switchyard process runs with; compiled JavaScript, see `npm run build`) with its JSON logs teed to .switchyard/<name>.log. */
 export function startNodeProcess(
   name: string,
   entry: string,
@@ -26,7 +27,7 @@ export function startNodeProcess(
   mkdirSync(logDir, { recursive: true });
   const logFile = join(logDir, `${name}.log`);
   const log = createWriteStream(logFile);
-  const child = spawn(process.execPath, [entry], {
+  const child = spawn(process.execPath, [...PROCESS_NODE_FLAGS, entry], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -21,7 +21,7 @@ import { postgresCost } from './scenarios/postgres-cost.ts';
 import { redisCost } from './scenarios/redis-cost.ts';
 import { replicaWait } from './scenarios/replica-wait.ts';
 import { revisions } from './scenarios/revisions.ts';
-import { rssByMode } from './scenarios/rss-modes.ts';
+import { RSS_BY_MODE_SETTINGS, rssByMode } from './scenarios/rss-modes.ts';
 import { serialized } from './scenarios/serialized.ts';
 import { WAITING_RUNS_SETTINGS, waitingRuns } from './scenarios/waiting-runs.ts';
 import { workerMemory } from './scenarios/worker-memory.ts';
@@ -59,7 +59,7 @@ const SETTINGS: BenchSettings = {
     concurrentJobs: [5, 50],
     toolMs: 2_000,
   },
-  rssByMode: { jobs: 40, callsPerJob: 25, toolMs: 10 },
+  rssByMode: RSS_BY_MODE_SETTINGS,
   mcpGateway: MCP_GATEWAY_SETTINGS,
   waitingRuns: WAITING_RUNS_SETTINGS,
 };

@@ -4,6 +4,7 @@ import { REPO_ROOT, RUN_MODE } from '../support/paths.ts';
 import type { Machine } from './machine.ts';
 import { renderCluster } from './report-cluster.ts';
 import { renderLanes } from './report-lanes.ts';
+import { renderRssByMode } from './report-memory.ts';
 import { renderPostgres } from './report-postgres.ts';
 import { renderWaitingRuns } from './report-waiting-runs.ts';
 import type { ClusterOptions, ClusterResult } from './scenarios/cluster.ts';
@@ -21,7 +22,7 @@ import {
   renderReplicaWait,
 } from './scenarios/replica-wait.ts';
 import type { RevisionsOptions, RevisionsResult } from './scenarios/revisions.ts';
-import type { ProcessRss, RssByModeOptions, RssByModeResult } from './scenarios/rss-modes.ts';
+import type { RssByModeOptions, RssByModeResult } from './scenarios/rss-modes.ts';
 import type { SerializedOptions, SerializedResult } from './scenarios/serialized.ts';
 import type { WaitingRunsOptions, WaitingRunsResult } from './scenarios/waiting-runs.ts';
 import type { WorkerMemoryOptions, WorkerMemoryResult } from './scenarios/worker-memory.ts';
@@ -410,36 +411,7 @@ export function renderMarkdown(results: BenchResults, derived: Derived): string 
     ),
   );
 
-  const source = results.rssByMode.modes.find((m) => m.mode === 'source');
-  const compiled = results.rssByMode.modes.find((m) => m.mode === 'compiled');
-  if (source && compiled) {
-    const kinds: Array<[keyof ProcessRss, string]> = [
-      ['orchestrator', 'orchestrator'],
-      ['worker', 'tool worker (alone)'],
-      ['server', 'example MCP server (stdio)'],
-    ];
-    const rows = kinds.flatMap(([kind, label]) =>
-      (['idle', 'load'] as const).map((state) => [
-        label,
-        state === 'idle' ? 'idle' : 'under load (peak)',
-        mib(source[state][kind]),
-        mib(compiled[state][kind]),
-        ratio(compiled[state][kind], source[state][kind]),
-      ]),
-    );
-    const { jobs, callsPerJob, toolMs } = results.rssByMode;
-    out.push(
-      '**Compiled vs tsx** (RSS): the same deployment (an orchestrator, a worker, one stdio `recorder` server) ' +
-        'run from the TypeScript sources (`node --import tsx`) and as the compiled JavaScript of `npm run build` ' +
-        `(\`node dist/…js\`), one after the other. Idle: started and one small job run; under load: ${jobs} ` +
-        `concurrent batch jobs of ${callsPerJob} calls (${toolMs} ms each, 16 at a time on the server).`,
-      table(
-        ['process', 'state', 'tsx', 'compiled', 'compiled / tsx'],
-        [false, false, true, true, true],
-        rows,
-      ),
-    );
-  }
+  out.push(...renderRssByMode(results.rssByMode, table));
 
   const growth = derived.growth;
   const serialFirst = serialized.switchyard[0];

@@ -3,7 +3,6 @@ import pg from 'pg';
 import { ApiClient, type Json } from './api-client.ts';
 import { DATABASE_URL } from './backend.ts';
 import { Fleet, type ServerEntry } from './fleet.ts';
-import { entryPoint, tsxArgs } from './paths.ts';
 import type { TestProcess } from './processes.ts';
 
 export { DATABASE_URL };
@@ -70,11 +69,12 @@ export class Deployment extends Fleet {
     id = `o${Math.random().toString(36).slice(2, 8)}`,
     timeoutMs = 90_000,
   ): Promise<Orchestrator> {
-    const process = this.group.start(
-      `orchestrator ${id}`,
-      tsxArgs(entryPoint('apps/orchestrator', 'main', this.runMode)),
-      { ...this.orchestratorEnv(this.configPath), REPLICA_ID: id, LOG_LEVEL: 'debug', ...this.processEnv },
-    );
+    const process = this.group.start(`orchestrator ${id}`, this.appArgs('apps/orchestrator'), {
+      ...this.orchestratorEnv(this.configPath),
+      REPLICA_ID: id,
+      LOG_LEVEL: 'debug',
+      ...this.processEnv,
+    });
     const listening = await process.waitFor(
       (log) => log.msg === 'orchestrator listening',
       `${id} to listen`,
@@ -95,11 +95,7 @@ export class Deployment extends Fleet {
    * to listen; wait on the process's `exited`. It stops with the deployment's other processes.
    */
   startOrchestratorOn(configPath: string, name: string): TestProcess {
-    return this.group.start(
-      name,
-      tsxArgs(entryPoint('apps/orchestrator', 'main', this.runMode)),
-      this.orchestratorEnv(configPath),
-    );
+    return this.group.start(name, this.appArgs('apps/orchestrator'), this.orchestratorEnv(configPath));
   }
 
   /** What every orchestrator of this deployment is started with: its stores, prefix and schema. */

@@ -5,6 +5,7 @@ import {
   type CatalogStore,
   closeStore,
   openStore,
+  PROCESS_NODE_FLAGS,
   parseConfig,
   type RedisConnection,
   redisStore,
@@ -64,6 +65,8 @@ export class Fleet {
   readonly processEnv: Record<string, string> = {};
   /** Whether its apps run from source or compiled (default: SWITCHYARD_COMPILED, see paths.ts). */
   runMode: RunMode = RUN_MODE;
+  /** Node flags of its orchestrators and workers: the ones every Switchyard process runs with (process-flags.ts). */
+  nodeFlags: readonly string[] = PROCESS_NODE_FLAGS;
   /** The suite's own Redis connection; on the postgres pass a stand-in that fails on first use. */
   readonly redis: RedisConnection;
   private dispatcherInstance: ToolCallDispatcher | undefined;
@@ -164,6 +167,11 @@ export class Fleet {
     return redisStore(this.dispatcherRedis, this.prefix);
   }
 
+  /** Node arguments that start one of the apps (`apps/orchestrator`, `apps/tool-worker`) as this fleet runs them. */
+  protected appArgs(app: 'apps/orchestrator' | 'apps/tool-worker'): string[] {
+    return [...this.nodeFlags, ...tsxArgs(entryPoint(app, 'main', this.runMode))];
+  }
+
   /**
    * Starts a worker process and waits until it consumes the queues of `waitFor` (default: all it
    * serves). The wait is for the worker's own log line; the generous limit only bounds a failure,
@@ -182,21 +190,17 @@ export class Fleet {
     } = {},
   ): Promise<TestProcess> {
     const id = options.id ?? `w${Math.random().toString(36).slice(2, 8)}`;
-    const worker = this.group.start(
-      `worker ${id}`,
-      tsxArgs(entryPoint('apps/tool-worker', 'main', this.runMode)),
-      {
-        ...this.queueStoreEnv(options.redisUrl ?? this.redisUrl),
-        SWITCHYARD_CONFIG: this.configPath,
-        SWITCHYARD_PREFIX: this.prefix,
-        WORKER_ID: id,
-        WORKER_HTTP_PORT: '0',
-        ...(options.servers ? { WORKER_SERVERS: options.servers.join(',') } : {}),
-        LOG_LEVEL: 'debug',
-        ...this.processEnv,
-        ...options.env,
-      },
-    );
+    const worker = this.group.start(`worker ${id}`, this.appArgs('apps/tool-worker'), {
+      ...this.queueStoreEnv(options.redisUrl ?? this.redisUrl),
+      SWITCHYARD_CONFIG: this.configPath,
+      SWITCHYARD_PREFIX: this.prefix,
+      WORKER_ID: id,
+      WORKER_HTTP_PORT: '0',
+      ...(options.servers ? { WORKER_SERVERS: options.servers.join(',') } : {}),
+      LOG_LEVEL: 'debug',
+      ...this.processEnv,
+      ...options.env,
+    });
     const waitFor = options.waitFor ?? options.servers ?? Object.keys(this.config.servers);
     await Promise.all(
       waitFor.map((server) =>

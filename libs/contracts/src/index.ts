@@ -14,6 +14,7 @@ export * from './naming.ts';
 export * from './outcome.ts';
 export * from './outcome-builder.ts';
 export * from './outcome-notice.ts';
+export * from './process-flags.ts';
 export * from './progress-throttle.ts';
 export * from './question.ts';
 export * from './redis-connection.ts';

@@ -1,11 +1,10 @@
-import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import pg from 'pg';
 import { DATABASE_URL } from '../../support/backend.ts';
 import { exampleServer } from '../../support/fleet.ts';
 import { CallIds, dispatchOk, progress, withScope } from '../harness.ts';
 import { benchFleetOn } from '../postgres-fleet.ts';
+import { clockTicksPerSecond, cpuTicks } from '../process-cpu.ts';
 
 /** What the scenario's database did, from PostgreSQL's own counters, at one instant. */
 interface PgWork {
@@ -60,26 +59,6 @@ export interface PostgresCostOptions {
 const STATS_SETTLE_MS = 11_000;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-function clockTicksPerSecond(): number {
-  try {
-    return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
-  } catch {
-    return 100;
-  }
-}
-
-/** utime + stime of a process, in clock ticks; undefined once it has exited. */
-function cpuTicks(pid: number): number | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // Fields after the command name (which may hold spaces) start at field 3.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return Number(fields[11]) + Number(fields[12]);
-  } catch {
-    return undefined;
-  }
-}
 
 /** Read through a connection to another database, so the probe's own statements are not counted. */
 async function snapshot(probe: pg.Client, database: string): Promise<PgWork> {
