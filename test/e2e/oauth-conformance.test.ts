@@ -36,6 +36,10 @@ const BridgeRequestSchema = z.object({
     idp_token_endpoint: z.url().optional(),
     // Workload identity: the JWT the platform would have projected into the worker's pod.
     valid_jwt: z.string().optional(),
+    // Scenarios that are not about credentials name the calls to make (default: test-tool, no arguments).
+    toolCalls: z
+      .array(z.object({ name: z.string(), arguments: z.record(z.string(), z.unknown()) }))
+      .optional(),
   }),
 });
 type BridgeRequest = z.infer<typeof BridgeRequestSchema>;
@@ -51,9 +55,10 @@ function credentialFor(
   { scenario, context }: BridgeRequest,
   dir: string,
 ): {
-  credential: Record<string, unknown>;
+  credential?: Record<string, unknown>;
   env: Record<string, string>;
 } {
+  if (!scenario.startsWith('auth/')) return { env: {} };
   switch (scenario) {
     case 'auth/dpop':
     case 'auth/dpop-nonce':
@@ -150,10 +155,10 @@ describe('the worker as an OAuth client: conformance client scenarios', () => {
   let bridge: Server;
   let bridgeUrl: string;
   let results: string;
-  const outcomes = new Map<string, ToolCallOutcome | string>();
+  const outcomes = new Map<string, ToolCallOutcome[] | string>();
 
-  /** One scenario's call, through a worker started for it and stopped after it. */
-  async function callThroughWorker(request: BridgeRequest): Promise<ToolCallOutcome> {
+  /** One scenario's calls, one after the other, through a worker started for it and stopped after it. */
+  async function callThroughWorker(request: BridgeRequest): Promise<ToolCallOutcome[]> {
     let env: Record<string, string> = {};
     const fleet = new Fleet('oauth-conformance', (dir) => {
       const configured = credentialFor(request, dir);
@@ -161,19 +166,31 @@ describe('the worker as an OAuth client: conformance client scenarios', () => {
       // The test's own parse of the config expands ${VAR} too.
       Object.assign(process.env, env);
       const { credential } = configured;
-      return { [SERVER]: { url: request.serverUrl, auth: { session: credential, default: credential } } };
+      return {
+        [SERVER]: {
+          url: request.serverUrl,
+          ...(credential ? { auth: { session: credential, default: credential } } : {}),
+        },
+      };
     });
     Object.assign(fleet.processEnv, env);
     try {
       await fleet.startWorker({ timeoutMs: 45_000 });
-      return await (await fleet.dispatcher()).dispatch({
-        jobId: 'oauth-conformance',
-        toolCallId: request.scenario,
-        server: SERVER,
-        tool: 'test-tool',
-        arguments: {},
-        team: 'conformance',
-      });
+      const dispatcher = await fleet.dispatcher();
+      const calls = request.context.toolCalls ?? [{ name: 'test-tool', arguments: {} }];
+      const settled: ToolCallOutcome[] = [];
+      for (const [index, call] of calls.entries()) {
+        const outcome = await dispatcher.dispatch({
+          jobId: 'oauth-conformance',
+          toolCallId: `${request.scenario}-${index}`,
+          server: SERVER,
+          tool: call.name,
+          arguments: call.arguments,
+          team: 'conformance',
+        });
+        settled.push(outcome);
+      }
+      return settled;
     } finally {
       await fleet.close();
     }
@@ -187,9 +204,10 @@ describe('the worker as an OAuth client: conformance client scenarios', () => {
       incoming.on('end', () => {
         const request = BridgeRequestSchema.parse(JSON.parse(Buffer.concat(chunks).toString('utf8')));
         callThroughWorker(request).then(
-          (outcome) => {
-            outcomes.set(request.scenario, outcome);
-            outgoing.writeHead(outcome.status === 'ok' ? 200 : 502).end(JSON.stringify(outcome));
+          (settled) => {
+            outcomes.set(request.scenario, settled);
+            const ok = settled.every((outcome) => outcome.status === 'ok');
+            outgoing.writeHead(ok ? 200 : 502).end(JSON.stringify(settled));
           },
           (error: unknown) => {
             outcomes.set(request.scenario, String(error));
@@ -248,17 +266,27 @@ describe('the worker as an OAuth client: conformance client scenarios', () => {
     const failed = checks.filter((check) => check.status === 'FAILURE').map((check) => check.id);
     const passed = new Set(checks.filter((check) => check.status === 'SUCCESS').map((check) => check.id));
     console.log(`${scenario}: ${passed.size} passed, failing: ${failed.join(', ') || 'none'}`);
-    return { ...run, failed, passed, outcome: outcomes.get(scenario) };
+    return { ...run, failed, passed, outcomes: outcomes.get(scenario) };
   }
 
   type ScenarioResult = Awaited<ReturnType<typeof runScenario>>;
 
   /**
-   * The worker's call went through, each of `passed` passed, and exactly `failed` failed (each such
-   * check's test says why it can never pass for a headless worker); with none failed, the suite exits 0.
+   * The worker's calls went through (`refused` names the tools whose call Switchyard refused before
+   * sending, each test saying why), each of `passed` passed, and exactly `failed` failed (each such
+   * check's test says why it can never pass for Switchyard); with none failed, the suite exits 0.
    */
-  function expectScenario(result: ScenarioResult, passed: string[], failed: string[] = []): void {
-    expect(result.outcome, result.log).toMatchObject({ status: 'ok', executed: 'yes' });
+  function expectScenario(
+    result: ScenarioResult,
+    passed: string[],
+    failed: string[] = [],
+    refused: string[] = [],
+  ): void {
+    expect(Array.isArray(result.outcomes), `${String(result.outcomes)}\n${result.log}`).toBe(true);
+    for (const outcome of result.outcomes as ToolCallOutcome[]) {
+      if (refused.includes(outcome.tool)) expect(outcome, result.log).toMatchObject({ executed: 'no' });
+      else expect(outcome, result.log).toMatchObject({ status: 'ok', executed: 'yes' });
+    }
     for (const check of passed) expect(result.passed, `${check}\n${result.log}`).toContain(check);
     expect(result.failed.sort(), result.log).toEqual([...failed].sort());
     if (failed.length === 0) expect(result.code, result.log).toBe(0);
@@ -322,6 +350,29 @@ describe('the worker as an OAuth client: conformance client scenarios', () => {
       await runScenario('auth/dpop-nonce', CONFORMANCE_ALPHA),
       [...DPOP_PRESENTED, 'sep-1932-client-rs-nonce'],
       ['sep-1932-client-token-request-proof', 'sep-1932-client-as-nonce'],
+    );
+  });
+
+  /**
+   * Not a credential: SEP-2243 (2026-07-28) has a Streamable HTTP client mirror each argument whose
+   * input-schema property carries `x-mcp-header` into an `Mcp-Param-<Name>` header, so proxies and load
+   * balancers can route on it; values that are not plain printable ASCII go Base64 (`=?base64?…?=`).
+   */
+  it('http-custom-headers (alpha): each x-mcp-header argument as its Mcp-Param-* header, Base64 where needed, none for null or unannotated ones', async () => {
+    expectScenario(
+      await runScenario('http-custom-headers', CONFORMANCE_ALPHA),
+      [
+        'sep-2243-client-supports-custom-headers',
+        'sep-2243-client-mirrors-designated-params',
+        'sep-2243-client-encode-values',
+        'sep-2243-client-base64-unsafe',
+      ],
+      // The scenario's second call passes `verbose: null` for a property of type boolean. Switchyard
+      // checks arguments against the tool's input schema before anything is sent (docs/semantics.md)
+      // and answers `invalid_arguments`, so that call never reaches the server and its header check
+      // reports the call as missing.
+      ['sep-2243-client-omit-null'],
+      ['test_custom_headers_null'],
     );
   });
 });

@@ -169,25 +169,24 @@ export class ManagedSession extends EventEmitter<SessionEvents> {
           : {}),
       };
       const total = totalLimit(options.maxTotalTimeoutMs, options.signal);
-      // client.request, not client.callTool: the SDK's client-side output-schema check would turn a
-      // result the server did return (so the call ran) into an error that looks like bad arguments.
-      // On a 2026-07-28 connection the SDK adds the per-request protocol `_meta` envelope to ours.
+      // On a 2026-07-28 connection the SDK adds the per-request protocol `_meta` envelope to ours and,
+      // over Streamable HTTP, the `Mcp-Param-*` headers the tool's `x-mcp-header` properties ask for
+      // (SEP-2243), from `toolDefinition`: the tool as this session listed it, without its output schema,
+      // since the SDK's client-side output-schema check would turn a result the server did return (so the
+      // call ran) into an error that looks like bad arguments.
       // watchStream: a response stream that ends without the answer fails the call as a lost connection.
-      return watchStream(
-        total.signal,
-        (signal) =>
-          client.request(
-            {
-              method: 'tools/call',
-              params: { name, arguments: args, ...(Object.keys(meta).length > 0 ? { _meta: meta } : {}) },
-            },
-            {
-              timeout: options.timeoutMs,
-              resetTimeoutOnProgress: true,
-              signal,
-              ...(options.onprogress ? { onprogress: options.onprogress } : {}),
-            },
-          ) as Promise<CallToolResult>,
+      const listed = this.toolsByName.get(name);
+      return watchStream(total.signal, (signal) =>
+        client.callTool(
+          { name, arguments: args, ...(Object.keys(meta).length > 0 ? { _meta: meta } : {}) },
+          {
+            timeout: options.timeoutMs,
+            resetTimeoutOnProgress: true,
+            signal,
+            ...(options.onprogress ? { onprogress: options.onprogress } : {}),
+            ...(listed ? { toolDefinition: inputOnly(listed) } : {}),
+          },
+        ),
       ).finally(() => {
         total.clear();
         detach();
@@ -479,4 +478,12 @@ function totalLimit(
     signal: outer ? AbortSignal.any([outer, controller.signal]) : controller.signal,
     clear: () => clearTimeout(timer),
   };
+}
+
+/**
+ * A listed tool as the SDK's `callTool` takes it for SEP-2243 header mirroring: its name and input schema
+ * only, so the SDK validates no output (the call ran; Switchyard reports what the server returned).
+ */
+function inputOnly(tool: CatalogTool): Tool {
+  return { name: tool.name, inputSchema: { ...tool.inputSchema, type: 'object' } };
 }
