@@ -58,6 +58,13 @@ export interface ServerClockOptions {
   precisionMs?: number;
   /** How often the offset is measured while it is less precise than `precisionMs` (default 1 s). */
   settleMs?: number;
+  /**
+   * Measurements every `settleMs` before it settles for the precision it has (default 10): a store whose
+   * round trip is always longer than twice `precisionMs` gives readings that cannot narrow the bounds to
+   * it, and measuring every second forever would only cost the store (one such measurement per process
+   * per second). After these, every `refreshMs`; a reading that starts afresh (a step) settles again.
+   */
+  maxSettleRounds?: number;
   /** TIME round trips per measurement; the one with the shortest round trip wins (default 3). */
   samples?: number;
   /** This process's monotonic clock in ms (default performance.now); injected by tests. */
@@ -74,6 +81,7 @@ const DEFAULT_REFRESH_MS = 30_000;
 const DEFAULT_SAMPLES = 3;
 const DEFAULT_PRECISION_MS = 2;
 const DEFAULT_SETTLE_MS = 1_000;
+const DEFAULT_MAX_SETTLE_ROUNDS = 10;
 /**
  * How fast the kept bounds widen as time passes (parts per million): the server's clock and this
  * process's monotonic clock may run at slightly different rates (NTP slews within 500 ppm; disciplined
@@ -113,6 +121,8 @@ export class ServerClock implements Clock {
   private timer: NodeJS.Timeout | undefined;
   private stopped = true;
   private measuring: Promise<ClockSample> | undefined;
+  /** Measurements made every `settleMs` since the bounds were last precise or started afresh. */
+  private settleRounds = 0;
   private readonly monotonic: () => number;
   private readonly wall: () => number;
 
@@ -152,7 +162,10 @@ export class ServerClock implements Clock {
     return this.measuring;
   }
 
-  /** Measures again every `settleMs` until the offset is precise, then every `refreshMs`, until stop(). */
+  /**
+   * Measures again every `settleMs` until the offset is precise (or `maxSettleRounds` times), then every
+   * `refreshMs`, until stop().
+   */
   start(): void {
     if (!this.stopped) return;
     this.stopped = false;
@@ -175,9 +188,13 @@ export class ServerClock implements Clock {
   private schedule(): void {
     if (this.stopped) return;
     const precise = this.errorMs <= (this.options.precisionMs ?? DEFAULT_PRECISION_MS);
-    const delayMs = precise
-      ? (this.options.refreshMs ?? DEFAULT_REFRESH_MS)
-      : (this.options.settleMs ?? DEFAULT_SETTLE_MS);
+    if (precise) this.settleRounds = 0;
+    const settling =
+      !precise && this.settleRounds < (this.options.maxSettleRounds ?? DEFAULT_MAX_SETTLE_ROUNDS);
+    if (settling) this.settleRounds += 1;
+    const delayMs = settling
+      ? (this.options.settleMs ?? DEFAULT_SETTLE_MS)
+      : (this.options.refreshMs ?? DEFAULT_REFRESH_MS);
     this.timer = setTimeout(() => {
       this.sync()
         .catch((error: unknown) => this.options.onError?.(error))
@@ -197,6 +214,7 @@ export class ServerClock implements Clock {
     const kept = this.bounds && this.widened(this.bounds, reading.at);
     const low = kept ? Math.max(kept.low, reading.low) : reading.low;
     const high = kept ? Math.min(kept.high, reading.high) : reading.high;
+    if (low > high) this.settleRounds = 0;
     this.bounds = low <= high ? { low, high, at: reading.at } : reading;
     this.base = (this.bounds.low + this.bounds.high) / 2;
   }

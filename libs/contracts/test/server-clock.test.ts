@@ -189,5 +189,40 @@ describe('ServerClock', () => {
       await vi.advanceTimersByTimeAsync(60_000);
       expect(asked()).toBe(settledAt + 1);
     });
+
+    it('settles for the precision it has after maxSettleRounds measurements that cannot narrow it', async () => {
+      vi.useFakeTimers();
+      const fake = world({ skewMs: 0, trips: [] });
+      // A store 20 ms away that always reads its clock halfway: every reading has the same bounds, ±10 ms.
+      const clock = new ServerClock(
+        async () => {
+          fake.advance(10);
+          const reply = await fake.time();
+          fake.advance(10);
+          return reply;
+        },
+        {
+          samples: 1,
+          settleMs: 1_000,
+          refreshMs: 30_000,
+          precisionMs: 2,
+          maxSettleRounds: 5,
+          monotonic: fake.monotonic,
+          wall: fake.wall,
+        },
+      );
+      clock.start();
+      await vi.advanceTimersByTimeAsync(5_000);
+      expect(fake.asked()).toBe(5);
+      expect(clock.errorMs).toBeGreaterThan(2);
+      // Then every refreshMs: none in the next 29 s, one at 30 s, one 30 s later.
+      await vi.advanceTimersByTimeAsync(29_000);
+      expect(fake.asked()).toBe(5);
+      await vi.advanceTimersByTimeAsync(1_000);
+      expect(fake.asked()).toBe(6);
+      await vi.advanceTimersByTimeAsync(30_000);
+      expect(fake.asked()).toBe(7);
+      clock.stop();
+    });
   });
 });
