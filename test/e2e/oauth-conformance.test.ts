@@ -47,6 +47,31 @@ type BridgeRequest = z.infer<typeof BridgeRequestSchema>;
 const CheckSchema = z.object({ id: z.string(), status: z.string() });
 
 /**
+ * The calls a model would make in scenarios whose context names none: http-invalid-tool-headers lists a
+ * valid tool and eleven whose `x-mcp-header` declarations break SEP-2243's rules, and expects the client
+ * to call the first and never the others.
+ */
+const INVALID_HEADER_TOOLS: Record<string, Record<string, unknown>> = {
+  invalid_empty_header: { value: 'x' },
+  invalid_object_header: { data: {} },
+  invalid_array_header: { items: ['x'] },
+  invalid_null_header: { nil: null },
+  invalid_number_header: { score: 1.5 },
+  invalid_duplicate_same_case: { field1: 'a', field2: 'b' },
+  invalid_duplicate_diff_case: { field1: 'a', field2: 'b' },
+  invalid_space_in_name: { value: 'x' },
+  invalid_colon_in_name: { value: 'x' },
+  invalid_non_ascii_name: { value: 'x' },
+  invalid_control_char_name: { value: 'x' },
+};
+const SCENARIO_CALLS: Record<string, Array<{ name: string; arguments: Record<string, unknown> }>> = {
+  'http-invalid-tool-headers': [
+    { name: 'valid_tool', arguments: { region: 'us-west1' } },
+    ...Object.entries(INVALID_HEADER_TOOLS).map(([name, args]) => ({ name, arguments: args })),
+  ],
+};
+
+/**
  * The credential a scenario's worker is configured with, as an operator would write it: its secrets
  * as `${VAR}` (returned in `env`) or in a file of the fleet's directory `dir` (a mounted secret, a
  * projected token). metadata-var3 is the case of an operator-given refresh token.
@@ -177,7 +202,8 @@ describe('the worker as an OAuth client: conformance client scenarios', () => {
     try {
       await fleet.startWorker({ timeoutMs: 45_000 });
       const dispatcher = await fleet.dispatcher();
-      const calls = request.context.toolCalls ?? [{ name: 'test-tool', arguments: {} }];
+      const calls = request.context.toolCalls ??
+        SCENARIO_CALLS[request.scenario] ?? [{ name: 'test-tool', arguments: {} }];
       const settled: ToolCallOutcome[] = [];
       for (const [index, call] of calls.entries()) {
         const outcome = await dispatcher.dispatch({
@@ -373,6 +399,20 @@ describe('the worker as an OAuth client: conformance client scenarios', () => {
       // reports the call as missing.
       ['sep-2243-client-omit-null'],
       ['test_custom_headers_null'],
+    );
+  });
+
+  it('http-invalid-tool-headers (alpha): a tool whose x-mcp-header declarations break the rules is left out of the catalog and never called; the valid one is', async () => {
+    const result = await runScenario('http-invalid-tool-headers', CONFORMANCE_ALPHA);
+    expectScenario(
+      result,
+      [
+        'sep-2243-client-reject-invalid-tool',
+        'sep-2243-x-mcp-header-not-empty',
+        'sep-2243-x-mcp-header-unique',
+      ],
+      [],
+      Object.keys(INVALID_HEADER_TOOLS),
     );
   });
 });
