@@ -90,7 +90,8 @@ const NAME_FIELD: Record<string, string> = {
  * envelope (`_meta` protocol version, client info and capabilities) and the standard headers — what the
  * tasks extension needs, since the v2 SDK Client refuses a `resultType: "task"` answer and has no
  * `tasks/*` methods. With `tasks: true` the request declares `io.modelcontextprotocol/tasks` in its
- * client capabilities (through ext-tasks' own `withTaskCapabilityV2`). A response sent as an SSE stream
+ * client capabilities (through ext-tasks' own `withTaskCapabilityV2`); `capabilities` are the rest it
+ * declares (e.g. `elicitation`). A response sent as an SSE stream
  * is read to its end and the answer to this request picked out of it.
  */
 export function rawModernRequester(url: string, key: string) {
@@ -99,7 +100,7 @@ export function rawModernRequester(url: string, key: string) {
   return async (
     method: string,
     params: Record<string, unknown>,
-    options: { tasks?: boolean } = {},
+    options: { tasks?: boolean; capabilities?: Record<string, JsonValue> } = {},
   ): Promise<RawAnswer> => {
     const id = ++nextId;
     const envelope = {
@@ -108,7 +109,7 @@ export function rawModernRequester(url: string, key: string) {
         ...((params._meta as Record<string, unknown> | undefined) ?? {}),
         [PROTOCOL_VERSION_META_KEY]: '2026-07-28',
         [CLIENT_INFO_META_KEY]: { name: 'switchyard-test-tasks', version: '1.0.0' },
-        [CLIENT_CAPABILITIES_META_KEY]: {},
+        [CLIENT_CAPABILITIES_META_KEY]: options.capabilities ?? {},
       },
     } as Record<string, JsonValue>;
     const body = {

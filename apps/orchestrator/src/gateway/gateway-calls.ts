@@ -1,25 +1,38 @@
 import { randomUUID } from 'node:crypto';
 import {
   type CallToolResult,
+  CLIENT_CAPABILITIES_META_KEY,
+  type InputRequiredResult,
+  inputRequired,
+  inputResponse,
   ProtocolError,
   ProtocolErrorCode,
   type ServerContext,
 } from '@modelcontextprotocol/server';
-import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
+import {
+  BadRequestException,
+  ConflictException,
+  Inject,
+  Injectable,
+  type OnModuleInit,
+} from '@nestjs/common';
 import {
   contextFrom,
   type LogLevel,
   logLevelPasses,
+  type Question,
   toolCallJobId,
   toolQueueName,
 } from '@switchyard/contracts';
 import { ATTR } from '@switchyard/telemetry';
-import type { Team } from '../auth/teams.service.ts';
+import { type Team, TeamsService } from '../auth/teams.service.ts';
 import { type ModelTool, ModelToolCatalog } from '../catalog/model-tool-catalog.ts';
 import { ProgressListener } from '../dispatch/progress-listener.ts';
 import { ToolCallDispatcher } from '../dispatch/tool-call-dispatcher.ts';
+import { InputsService } from '../inputs/inputs.service.ts';
+import { InputStore } from '../jobs/input-store.ts';
 import { JobEvents } from '../jobs/job-events.ts';
-import { FINAL_STATUSES, type McpJobRequest } from '../jobs/job-request.ts';
+import { FINAL_STATUSES, JobIdSchema, type McpJobRequest } from '../jobs/job-request.ts';
 import { ConcurrencyLimitError, type JobRecord, JobStore } from '../jobs/job-store.ts';
 import { JobsService } from '../jobs/jobs.service.ts';
 import { requestDigest } from '../jobs/request-digest.ts';
@@ -29,7 +42,7 @@ import type { Logger } from '../runtime/logger.ts';
 import { LOGGER } from '../runtime/tokens.ts';
 import { inSpan, SpanKind } from '../telemetry/spans.ts';
 import { callLogLevel } from './call-log-level.ts';
-import { GATEWAY_CALL_ID, GatewayJobs } from './gateway-jobs.ts';
+import { GATEWAY_CALL_ID, GatewayJobs, type GatewayRun, type RelayedQuestion } from './gateway-jobs.ts';
 import { LogLevels, logLevelClient } from './log-levels.ts';
 import { endedWithoutOutcome, notice, toCallToolResult } from './outcome-result.ts';
 import { RequestRegistry } from './request-registry.ts';
@@ -40,6 +53,9 @@ import { RequestRegistry } from './request-registry.ts';
  * running the tool again; the same key with another tool or other arguments is refused.
  */
 export const IDEMPOTENCY_META_KEY = 'io.switchyard/idempotency-key';
+
+/** The key of the one input request a relayed question is (its answer comes back under it). */
+export const QUESTION_INPUT_KEY = 'question';
 
 export interface GatewayCallParams {
   name: string;
@@ -86,6 +102,9 @@ export class GatewayCalls implements OnModuleInit {
     @Inject(LogLevels) private readonly levels: LogLevels,
     @Inject(OrchestratorMetrics) private readonly metrics: OrchestratorMetrics,
     @Inject(ToolCallDispatcher) private readonly dispatcher: ToolCallDispatcher,
+    @Inject(InputStore) private readonly inputs: InputStore,
+    @Inject(InputsService) private readonly answers: InputsService,
+    @Inject(TeamsService) private readonly teams: TeamsService,
     @Inject(LOGGER) private readonly log: Logger,
   ) {}
 
@@ -139,7 +158,7 @@ export class GatewayCalls implements OnModuleInit {
     ctx: ServerContext,
     protocolVersion?: string,
     follow?: FollowAdmitted,
-  ): Promise<CallToolResult> {
+  ): Promise<CallToolResult | InputRequiredResult> {
     const meta = params._meta ?? ctx.mcpReq._meta ?? {};
     const traceparent = typeof meta.traceparent === 'string' ? meta.traceparent : undefined;
     const tracestate = typeof meta.tracestate === 'string' ? meta.tracestate : undefined;
@@ -167,17 +186,37 @@ export class GatewayCalls implements OnModuleInit {
                 return undefined;
               })
             : undefined;
-        const { admitted, answer } = await this.admit(team, params, meta, ctx, protocolVersion);
+        const modern = protocolVersion === '2026-07-28';
+        // A retry that carries the answer to a question this gateway relayed names its job (2026-07-28).
+        const state = modern && !follow ? ctx.mcpReq.requestState<unknown>() : undefined;
+        const { admitted, answer } =
+          state === undefined
+            ? await this.admit(team, params, meta, ctx, protocolVersion)
+            : { admitted: await this.answered(team, params, meta, ctx, state) };
         if (!admitted) return answer;
         if (follow) return follow(admitted);
         const { job, name, args, key, server, log } = admitted;
-        const logLevel = callLogLevel(ctx, protocolVersion === '2026-07-28', await stored);
-        const outcome = await this.waitFor(team, job, name, args, key, ctx, log, server, logLevel);
+        const logLevel = callLogLevel(ctx, modern, await stored);
+        // A tool's question goes to a 2026-07-28 client that can answer it, else to the team's people.
+        const relayModes = modern ? elicitationModes(ctx) : [];
+        const outcome = await this.waitFor(
+          team,
+          job,
+          name,
+          args,
+          key,
+          ctx,
+          log,
+          server,
+          logLevel,
+          relayModes,
+        );
+        if (outcome && 'relay' in outcome) return questionResult(outcome, job.id);
         return outcome
           ? toCallToolResult(outcome, job.id)
           : notice(
               'input_required',
-              `job ${job.id} still waits for a person's approval; retry with the same key to follow it.`,
+              `job ${job.id} still waits for a person's approval or answer; retry with the same key to follow it.`,
             );
       },
     );
@@ -200,6 +239,65 @@ export class GatewayCalls implements OnModuleInit {
       .finally(() => {
         if (this.local.get(job.id) === cancel) this.local.delete(job.id);
       });
+  }
+
+  /**
+   * A 2026-07-28 retry answering a question this gateway relayed (`requestState` = the job's id): the
+   * job must be this team's gateway call of the same tool and arguments — the state comes back through
+   * the client, so it grants nothing the team's key does not — and the answer in `inputResponses` is
+   * recorded as a person's answer on /v1 is (validated against the question's schema, with who and
+   * when). The call then goes on as a keyed retry does. A retry without the answer is asked again.
+   */
+  private async answered(
+    team: Team,
+    params: GatewayCallParams,
+    meta: Record<string, unknown>,
+    ctx: ServerContext,
+    state: unknown,
+  ): Promise<AdmittedCall> {
+    const jobId = JobIdSchema.safeParse(state).data;
+    const job = jobId ? await this.store.get(jobId) : undefined;
+    if (!job || job.team !== team.name || job.request.kind !== 'mcp') {
+      throw new ProtocolError(
+        ProtocolErrorCode.InvalidParams,
+        'requestState does not name a call of this team that waits for an answer',
+      );
+    }
+    const args = params.arguments ?? {};
+    if (job.requestDigest !== requestDigest({ tool: params.name, arguments: args })) {
+      throw new ProtocolError(
+        ProtocolErrorCode.InvalidParams,
+        `the retry that answers the question of job ${job.id} must repeat its tool and arguments (${describeCall(job)} was asked)`,
+      );
+    }
+    const key = idempotencyKey(meta[IDEMPOTENCY_META_KEY]);
+    const log = this.log.child({ job_id: job.id, team: team.name, trace_id: job.traceId, tool: params.name });
+    const question = await this.inputs.lastQuestion(job.id, GATEWAY_CALL_ID);
+    const response = inputResponse(ctx.mcpReq.inputResponses, QUESTION_INPUT_KEY);
+    if (question?.state === 'pending' && response.kind === 'elicit') {
+      const token = ctx.http?.authInfo?.token;
+      const decidedBy = (token && this.teams.identify(token)?.label) || `${team.name} (MCP client)`;
+      const body = {
+        toolCallId: GATEWAY_CALL_ID,
+        action: response.action,
+        ...(response.content ? { content: response.content } : {}),
+      };
+      try {
+        await this.answers.answer(team, job.id, body, decidedBy);
+        log.info({ action: response.action }, "MCP client answered the tool's question");
+      } catch (error) {
+        if (error instanceof BadRequestException) {
+          throw new ProtocolError(
+            ProtocolErrorCode.InvalidParams,
+            `inputResponses.${QUESTION_INPUT_KEY}: ${error.message}`,
+          );
+        }
+        // Expired or answered meanwhile: the call goes on and says which.
+        if (!(error instanceof ConflictException)) throw error;
+      }
+    }
+    const { tool } = await this.catalog.resolve(params.name, [team.config.tools], ctx.mcpReq.signal);
+    return { team, job, name: params.name, args, key, server: tool?.server, log };
   }
 
   /** The call's job (created, or the retry's first one), or the answer that ends it here. */
@@ -319,7 +417,8 @@ export class GatewayCalls implements OnModuleInit {
     log: Logger,
     server: string | undefined,
     logLevel: LogLevel | undefined,
-  ) {
+    relayModes: Question['mode'][],
+  ): Promise<Awaited<ReturnType<GatewayJobs['run']>>> {
     const progressToken = ctx.mcpReq._meta?.progressToken;
     const notify = (progress: { progress: number; total?: number; message?: string }) => {
       if (progressToken === undefined) return;
@@ -351,26 +450,58 @@ export class GatewayCalls implements OnModuleInit {
       ctx.mcpReq.signal.addEventListener('abort', onAbort, { once: true });
       cleanup.push(() => ctx.mcpReq.signal.removeEventListener('abort', onAbort));
     }
+    const run: GatewayRun = {
+      name,
+      args,
+      cancel: cancel.signal,
+      client: ctx.mcpReq.signal,
+      log,
+      ...(logLevel ? { logLevel } : {}),
+      questions: relayModes.length > 0 ? 'relay' : 'park',
+      relayModes,
+      onWait: (wait) =>
+        notify({
+          progress: 0,
+          message: `waiting for a person to ${wait.kind === 'approval' ? 'approve' : 'answer the question of'} ${name} (job ${job.id}, expires ${new Date(wait.expiresAt).toISOString()})`,
+        }),
+    };
     try {
-      return await this.gatewayJobs.run(job, {
-        name,
-        args,
-        cancel: cancel.signal,
-        client: ctx.mcpReq.signal,
-        log,
-        ...(logLevel ? { logLevel } : {}),
-        onWait: (wait) =>
-          notify({
-            progress: 0,
-            message: `waiting for a person to approve ${name} (job ${job.id}, expires ${new Date(wait.expiresAt).toISOString()})`,
-          }),
-      });
+      return await this.gatewayJobs.run(job, run);
     } finally {
       for (const undo of cleanup) undo();
       this.local.delete(job.id);
       await this.requests.release(team.name, ctx.mcpReq.id, job.id).catch(() => undefined);
     }
   }
+}
+
+/**
+ * The elicitation modes a 2026-07-28 request's client declares it can answer (its per-request
+ * `clientCapabilities`): an empty `elicitation` object means form (the 2025-06-18 shape).
+ */
+function elicitationModes(ctx: ServerContext): Question['mode'][] {
+  const envelope = ctx.mcpReq.envelope as Record<string, unknown> | undefined;
+  const capabilities = envelope?.[CLIENT_CAPABILITIES_META_KEY] as { elicitation?: unknown } | undefined;
+  const elicitation = capabilities?.elicitation;
+  if (!elicitation || typeof elicitation !== 'object') return [];
+  const modes = Object.keys(elicitation).filter(
+    (mode): mode is Question['mode'] => mode === 'form' || mode === 'url',
+  );
+  return modes.length > 0 ? modes : ['form'];
+}
+
+/** The question as a 2026-07-28 `input_required` result: one input request, and the job to come back to. */
+function questionResult({ relay: question }: RelayedQuestion, jobId: string): InputRequiredResult {
+  const request =
+    question.mode === 'url'
+      ? inputRequired.elicitUrl({ message: question.message, url: question.url ?? '' })
+      : inputRequired.elicit({
+          message: question.message,
+          requestedSchema: (question.requestedSchema ?? { type: 'object', properties: {} }) as Parameters<
+            typeof inputRequired.elicit
+          >[0]['requestedSchema'],
+        });
+  return inputRequired({ inputRequests: { [QUESTION_INPUT_KEY]: request }, requestState: jobId });
 }
 
 function describeCall(job: JobRecord): string {

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { trace } from '@opentelemetry/api';
-import type { LogLevel, SwitchyardConfig, ToolCallOutcome } from '@switchyard/contracts';
+import type { LogLevel, Question, SwitchyardConfig, ToolCallOutcome } from '@switchyard/contracts';
 import { TeamsService } from '../auth/teams.service.ts';
 import { InputStore } from '../jobs/input-store.ts';
 import { JobEndings } from '../jobs/job-endings.ts';
@@ -32,6 +32,20 @@ export interface GatewayRun {
   logLevel?: LogLevel;
   /** Told when the call starts waiting for a person, and again now and then while it does. */
   onWait?: (wait: CallWait) => void;
+  /**
+   * What becomes of a question the tool asks (docs/semantics.md §16): `relay` hands it back to the
+   * client that waits (a 2026-07-28 `input_required` result), `park` waits for the team's people as an
+   * approval does; absent, the call ends `input_required` (a task, whose client cannot be asked yet).
+   */
+  questions?: 'relay' | 'park';
+  /** With `relay`: the question modes the client can answer; a question of another mode is parked. */
+  relayModes?: Question['mode'][];
+}
+
+/** The tool asked a question the client is to answer (GatewayRun.questions `relay`); the job waits for it. */
+export interface RelayedQuestion {
+  relay: Question;
+  expiresAt: number;
 }
 
 /**
@@ -56,10 +70,11 @@ export class GatewayJobs {
   }
 
   /**
-   * The call's outcome, with the job ended by it; undefined when the client went away while the call
-   * waited for a person (the job stays `input_required`: a retry with the key, or the sweep, goes on).
+   * The call's outcome, with the job ended by it; the question to relay, with the job waiting for its
+   * answer; or undefined when the client went away while the call waited for a person (the job stays
+   * `input_required`: a retry with the key, or the sweep, goes on).
    */
-  async run(job: JobRecord, run: GatewayRun): Promise<ToolCallOutcome | undefined> {
+  async run(job: JobRecord, run: GatewayRun): Promise<ToolCallOutcome | RelayedQuestion | undefined> {
     const client = run.client ?? NEVER;
     const context = this.contextFor(job, run);
     for (;;) {
@@ -81,16 +96,24 @@ export class GatewayJobs {
         run.log.info({ status: settled.status, executed: settled.executed }, 'MCP tool call settled');
         return settled;
       }
+      const asked =
+        settled.kind === 'question' && run.questions === 'relay'
+          ? await this.inputs.lastQuestion(job.id, settled.toolCallId)
+          : undefined;
+      const question = asked?.state === 'pending' ? (asked.request as Question) : undefined;
+      const relay = question !== undefined && (run.relayModes ?? ['form']).includes(question.mode);
       if (await this.inputs.park(job.id)) {
         const waits = [
           { kind: settled.kind, toolCallId: settled.toolCallId, server: settled.server, tool: settled.tool },
         ];
         await this.events.publish(job.id, 'status', { status: 'input_required', waits });
         run.log.info(
-          { expires_at: new Date(settled.expiresAt).toISOString() },
-          'MCP call waits for an approval',
+          { expires_at: new Date(settled.expiresAt).toISOString(), kind: settled.kind, relayed: relay },
+          settled.kind === 'approval' ? 'MCP call waits for an approval' : 'MCP call waits for an answer',
         );
       }
+      // The client answers by retrying with the answer and the job in requestState (gateway-calls.ts).
+      if (relay) return { relay: question, expiresAt: settled.expiresAt };
       await this.untilDecided(job.id, settled, [run.cancel, client], run.onWait);
       if (client.aborted && !run.cancel.aborted) return undefined;
       job = (await this.store.get(job.id)) ?? job;
@@ -123,8 +146,9 @@ export class GatewayJobs {
       stop: run.cancel,
       log: run.log,
       deadlineAt: startedAt + this.config.orchestrator.maxDeadlineMs,
-      // A tool's question is not relayed to the MCP client yet: its call ends `input_required`.
-      waits: { approval: true, question: false },
+      // A tool's question is relayed to the client or waits for a person (run.questions); a task's call
+      // ends `input_required` on one.
+      waits: { approval: true, question: run.questions !== undefined },
       ...(run.labels ? { labels: run.labels } : {}),
       ...(run.logLevel ? { logLevel: run.logLevel } : {}),
       // The request's `mcp tools/call` span when a request carries the call (none for a detached task).
@@ -132,7 +156,7 @@ export class GatewayJobs {
     };
   }
 
-  /** Resolves once the approval is decided or expired, or one of `signals` aborts. */
+  /** Resolves once the approval or question is decided or expired, or one of `signals` aborts. */
   private untilDecided(
     jobId: string,
     wait: CallWait,
@@ -151,7 +175,10 @@ export class GatewayJobs {
         resolve();
       };
       const check = async () => {
-        const record = await this.inputs.get(jobId, wait.toolCallId, 'approval', 0);
+        const record =
+          wait.kind === 'approval'
+            ? await this.inputs.get(jobId, wait.toolCallId, 'approval', 0)
+            : await this.inputs.lastQuestion(jobId, wait.toolCallId);
         if (record?.state !== 'pending') finish();
       };
       // Any replica's decision publishes `input.answered` for the job; its announcement wakes us.

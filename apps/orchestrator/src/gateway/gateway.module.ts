@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { AuthModule } from '../auth/auth.module.ts';
 import { CatalogModule } from '../catalog/catalog.module.ts';
 import { DispatchModule } from '../dispatch/dispatch.module.ts';
+import { InputsModule } from '../inputs/inputs.module.ts';
 import { JobsModule } from '../jobs/jobs.module.ts';
 import { STORE } from '../runtime/tokens.ts';
 import { ToolCallsModule } from '../tool-calls/tool-calls.module.ts';
@@ -17,7 +18,7 @@ import { RequestRegistry, requestRegistry } from './request-registry.ts';
 
 /** The fleet as one MCP endpoint, `/mcp` (docs/architecture.md, gateway). */
 @Module({
-  imports: [AuthModule, CatalogModule, DispatchModule, JobsModule, ToolCallsModule],
+  imports: [AuthModule, CatalogModule, DispatchModule, InputsModule, JobsModule, ToolCallsModule],
   controllers: [McpGatewayController],
   providers: [
     GatewayCalls,

@@ -20,9 +20,10 @@ const LOST_AFTER_MS = 120_000;
 
 /**
  * Ends `mcp` jobs whose client's request is gone (its replica died, or the client left with an
- * idempotency key): a dispatched call ran (or runs) on its queue regardless, so any replica reads its
- * outcome there; a call whose approval was decided, or expired, meanwhile goes on through the life
- * cycle (sent once approved, `denied`/`expired` otherwise). Either way the job ends and stops counting
+ * idempotency key, or did not come back with the answer to a relayed question): a dispatched call ran (or
+ * runs) on its queue regardless, so any replica reads its outcome there; a call whose approval was decided,
+ * or whose question was answered, or either expired, meanwhile goes on through the life cycle (sent once
+ * approved or answered, `denied`/`expired` otherwise). Either way the job ends and stops counting
  * against the team's maxConcurrentJobs; a client that retries with its key gets the same outcome.
  */
 @Injectable()
@@ -62,19 +63,26 @@ export class OrphanedCalls implements OnModuleInit, OnModuleDestroy {
       if (this.calls.isLocal(row.id) || this.resumed.has(row.id) || !row.server) continue;
       const job = await this.store.get(row.id);
       if (!job) continue;
-      if (row.callStatus === 'awaiting_approval') await this.resumeDecided(job);
+      if (row.callStatus === 'awaiting_approval' || row.callStatus === 'awaiting_input')
+        await this.resumeDecided(job, row.callStatus === 'awaiting_approval' ? 'approval' : 'question');
       else if (row.callStatus === 'dispatched') await this.settle(job, row.server);
     }
   }
 
-  /** A decided or expired approval nobody waits for any more: the life cycle carries the call on. */
-  private async resumeDecided(job: JobRecord): Promise<void> {
-    const approval = await this.inputs.get(job.id, GATEWAY_CALL_ID, 'approval', 0);
-    const open = approval?.state === 'pending' && approval.expiresAt.getTime() > Date.now();
+  /**
+   * A decided or expired approval, or an answered or expired question (one relayed to a client that did
+   * not come back with the answer), nobody waits for any more: the life cycle carries the call on.
+   */
+  private async resumeDecided(job: JobRecord, kind: 'approval' | 'question'): Promise<void> {
+    const input =
+      kind === 'approval'
+        ? await this.inputs.get(job.id, GATEWAY_CALL_ID, 'approval', 0)
+        : await this.inputs.lastQuestion(job.id, GATEWAY_CALL_ID);
+    const open = input?.state === 'pending' && input.expiresAt.getTime() > Date.now();
     if (open || job.request.kind !== 'mcp') return;
     const log = this.log.child({ job_id: job.id, trace_id: job.traceId, team: job.team });
     log.info(
-      { approval: approval?.state ?? 'none' },
+      { [kind]: input?.state ?? 'none' },
       'MCP call without its client: carried on after the decision',
     );
     this.resumed.add(job.id);

@@ -8,5 +8,7 @@ import { InputsService } from './inputs.service.ts';
   imports: [AuthModule, JobsModule],
   controllers: [InputsController],
   providers: [InputsService],
+  // The /mcp gateway records a client's answer to a relayed question the same way (docs/semantics.md §16).
+  exports: [InputsService],
 })
 export class InputsModule {}
