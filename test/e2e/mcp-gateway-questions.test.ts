@@ -1,3 +1,4 @@
+import { Client as ModernClient, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { readLedger } from '@switchyard/example-mcp-servers/ledger';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Json } from '../support/api-client.ts';
@@ -102,6 +103,34 @@ describe('questions on /mcp: relayed to the client, or parked for a person', () 
       action: 'accept',
       decidedBy: expect.stringMatching(/^alpha\/apiKeys\[0\]/),
     });
+  });
+
+  it("is answered by the v2 SDK client's own elicitation handler: the SDK makes the retry, the call returns the result", async () => {
+    const client = new ModernClient(
+      { name: 'switchyard-test-questions', version: '1.0.0' },
+      { versionNegotiation: { mode: { pin: '2026-07-28' } }, capabilities: { elicitation: { form: {} } } },
+    );
+    const heard: string[] = [];
+    client.setRequestHandler('elicitation/create', async (request) => {
+      heard.push(String(request.params.message));
+      return { action: 'accept', content: { confirm: true, memo: 'sdk' } };
+    });
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL('/mcp', orchestrator.url), {
+        requestInit: { headers: { authorization: `Bearer ${TEAM_KEYS.alpha}` } },
+      }),
+    );
+    try {
+      const result = await client.callTool({
+        name: 'teller__transfer',
+        arguments: { to: 'acct-sdk', amount: 5 },
+      });
+      expect(heard).toEqual(['Confirm the transfer of 5 to acct-sdk']);
+      expect(JSON.stringify(result.content)).toContain('Transferred 5 to acct-sdk');
+      expect(transfers('acct-sdk', 'done')).toEqual([expect.objectContaining({ memo: 'sdk' })]);
+    } finally {
+      await client.close();
+    }
   });
 
   it('refuses an answer that does not match the requested schema, and the call still waits for one', async () => {
