@@ -5,6 +5,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, readlinkSync, realpathSync } from 'node:fs';
+import { PROCESS_NODE_FLAGS } from '@switchyard/contracts';
 import { afterAll, describe, expect, it } from 'vitest';
 import { exampleServer, Fleet } from '../support/fleet.ts';
 import { REPO_ROOT } from '../support/paths.ts';
@@ -49,11 +50,13 @@ describe(`run mode (${COMPILED ? 'compiled' : 'source'})`, () => {
     const workerArgv = argvOf(pid);
     const serverArgv = argvOf(server);
     if (COMPILED) {
-      expect(workerArgv.slice(1)).toEqual(['apps/tool-worker/dist/main.js']);
+      // The flags every Switchyard process runs with (libs/contracts/src/process-flags.ts), as the images.
+      expect(workerArgv.slice(1)).toEqual([...PROCESS_NODE_FLAGS, 'apps/tool-worker/dist/main.js']);
       expect(serverArgv.slice(1)).toEqual(['examples/mcp-servers/dist/recorder.js']);
       expect(existsSync(`${REPO_ROOT}/apps/tool-worker/dist/main.js`)).toBe(true);
     } else {
       expect(workerArgv.slice(1)).toEqual([
+        ...PROCESS_NODE_FLAGS,
         '--conditions=@switchyard/source',
         '--import',
         'tsx',
