@@ -175,10 +175,7 @@ export class GatewayJobs {
         resolve();
       };
       const check = async () => {
-        const record =
-          wait.kind === 'approval'
-            ? await this.inputs.get(jobId, wait.toolCallId, 'approval', 0)
-            : await this.inputs.lastQuestion(jobId, wait.toolCallId);
+        const record = await this.inputs.latest(jobId, wait.toolCallId, wait.kind);
         if (record?.state !== 'pending') finish();
       };
       // Any replica's decision publishes `input.answered` for the job; its announcement wakes us.

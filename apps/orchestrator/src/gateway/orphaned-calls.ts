@@ -74,10 +74,7 @@ export class OrphanedCalls implements OnModuleInit, OnModuleDestroy {
    * not come back with the answer), nobody waits for any more: the life cycle carries the call on.
    */
   private async resumeDecided(job: JobRecord, kind: 'approval' | 'question'): Promise<void> {
-    const input =
-      kind === 'approval'
-        ? await this.inputs.get(job.id, GATEWAY_CALL_ID, 'approval', 0)
-        : await this.inputs.lastQuestion(job.id, GATEWAY_CALL_ID);
+    const input = await this.inputs.latest(job.id, GATEWAY_CALL_ID, kind);
     const open = input?.state === 'pending' && input.expiresAt.getTime() > Date.now();
     if (open || job.request.kind !== 'mcp') return;
     const log = this.log.child({ job_id: job.id, trace_id: job.traceId, team: job.team });

@@ -100,6 +100,15 @@ export class InputStore {
     return result.rows;
   }
 
+  /**
+   * What a call waits for now, by kind: its approval (one, round 0), or its latest question round.
+   */
+  latest(jobId: string, toolCallId: string, kind: InputRecord['kind']): Promise<InputRecord | undefined> {
+    return kind === 'approval'
+      ? this.get(jobId, toolCallId, 'approval', 0)
+      : this.lastQuestion(jobId, toolCallId);
+  }
+
   /** The latest question round of a call, if it asked any. */
   async lastQuestion(jobId: string, toolCallId: string): Promise<InputRecord | undefined> {
     const result = await this.pool.query<InputRecord>(
